@@ -1,0 +1,53 @@
+# The README's commands. Each sets up what it needs first.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+INSTALLED := $(VENV)/.installed
+
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/phoneintel
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
+TEST_ENV := DEBUG=0 DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
+	SECRET_KEY=test-only-secret-key-0123456789abcdef0123456789 \
+	API_KEY_SECRET=test-only-api-key-secret-0123456789abcdef0123 \
+	CACHE_KEY_PREFIX=phoneintel-test
+
+.PHONY: run test lint check bench install clean
+
+$(INSTALLED): requirements.txt requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+install: $(INSTALLED)
+
+.env:
+	$(PYTHON) scripts/write_dev_env.py .env
+
+run: $(INSTALLED) .env
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py collectstatic --noinput -v0
+	$(PY) manage.py seed_demo
+	$(PY) manage.py apikey create --email demo@phoneintel.test --name "Demo key"
+	@echo "Serving on http://127.0.0.1:8000/  (API: http://127.0.0.1:8000/v1/data/...)"
+	$(PY) manage.py runserver 127.0.0.1:$${PORT:-8000}
+
+test: $(INSTALLED)
+	@$(TEST_ENV) $(PY) scripts/check_services.py
+	@$(TEST_ENV) $(PY) manage.py collectstatic --noinput -v0
+	$(TEST_ENV) $(PY) -m pytest $(ARGS)
+
+lint: $(INSTALLED)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+check: $(INSTALLED) lint
+	$(TEST_ENV) $(PY) manage.py makemigrations --check --dry-run
+	$(TEST_ENV) $(PY) manage.py check --deploy --fail-level ERROR
+	$(TEST_ENV) $(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
+
+bench: $(INSTALLED)
+	@$(TEST_ENV) $(PY) scripts/check_services.py
+	$(TEST_ENV) $(PY) bench/run.py
+
+clean:
+	rm -rf $(VENV) staticfiles db.sqlite3

@@ -1,0 +1,115 @@
+from django.utils import timezone
+from django_ratelimit.core import _split_rate
+from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.views import APIView
+
+from accounts.selectors import iso_utc, usage_for_key
+from phoneintel.api import success
+from phoneintel.openapi import AUTHENTICATED_ERROR_STATUSES, envelope, error_responses
+
+AccountData = inline_serializer(
+    "Account",
+    {
+        "key": inline_serializer(
+            "AccountKey",
+            {
+                "id": serializers.IntegerField(),
+                "name": serializers.CharField(),
+                "prefix": serializers.CharField(help_text="The key's first 16 characters."),
+                "createdAt": serializers.DateTimeField(),
+                "expiresAt": serializers.DateTimeField(),
+                "lastUsedAt": serializers.DateTimeField(
+                    allow_null=True, help_text="Updated at most once a minute."
+                ),
+            },
+        ),
+        "quota": inline_serializer(
+            "AccountQuota", {"monthlyUnits": serializers.IntegerField(min_value=0)}
+        ),
+        "usage": inline_serializer(
+            "AccountUsage",
+            {
+                "period": serializers.CharField(help_text="UTC calendar month, `YYYY-MM`."),
+                "unitsUsed": serializers.IntegerField(min_value=0),
+                "unitsRemaining": serializers.IntegerField(min_value=0),
+                "resetsAt": serializers.DateTimeField(),
+            },
+        ),
+        "rateLimit": inline_serializer(
+            "AccountRateLimit",
+            {
+                "limit": serializers.IntegerField(min_value=1),
+                "windowSeconds": serializers.IntegerField(min_value=1),
+            },
+        ),
+    },
+)
+
+ACCOUNT_EXAMPLE = {
+    "data": {
+        "key": {
+            "id": 42,
+            "name": "Production",
+            "prefix": "pi_beta_4fK9xQ2m",
+            "createdAt": "2026-11-01T09:30:00Z",
+            "expiresAt": "2027-01-30T09:30:00Z",
+            "lastUsedAt": "2026-11-22T08:15:04Z",
+        },
+        "quota": {"monthlyUnits": 1000},
+        "usage": {
+            "period": "2026-11",
+            "unitsUsed": 12,
+            "unitsRemaining": 988,
+            "resetsAt": "2026-12-01T00:00:00Z",
+        },
+        "rateLimit": {"limit": 600, "windowSeconds": 60},
+    },
+    "meta": {
+        "requestId": "req_3f2a9c1e8b7d4f60a1b2c3d4e5f60718",
+        "unitsCharged": 0,
+        "usage": {
+            "period": "2026-11",
+            "unitsUsed": 12,
+            "unitsQuota": 1000,
+            "unitsRemaining": 988,
+            "resetsAt": "2026-12-01T00:00:00Z",
+        },
+    },
+}
+
+
+class AccountView(APIView):
+    @extend_schema(
+        operation_id="getAccount",
+        summary="Your key, quota and this month's usage",
+        description="Quota and usage of the calling key in the current UTC calendar month."
+        " Free: never charges a unit.",
+        tags=["Account"],
+        responses={200: envelope("AccountResponse", AccountData)}
+        | error_responses(*AUTHENTICATED_ERROR_STATUSES),
+        examples=[OpenApiExample("Account", value=ACCOUNT_EXAMPLE, response_only=True)],
+    )
+    def get(self, request):
+        api_key = request.auth
+        usage = usage_for_key(api_key=api_key, now=timezone.now())
+        limit, window = _split_rate(api_key.rate_limit)
+        data = {
+            "key": {
+                "id": api_key.pk,
+                "name": api_key.name,
+                "prefix": api_key.prefix,
+                "createdAt": iso_utc(api_key.created_at),
+                "expiresAt": iso_utc(api_key.expires_at),
+                "lastUsedAt": iso_utc(api_key.last_used_at),
+            },
+            "quota": {"monthlyUnits": usage.units_quota},
+            "usage": {
+                "period": usage.as_meta()["period"],
+                "unitsUsed": usage.units_used,
+                "unitsRemaining": usage.units_remaining,
+                "resetsAt": iso_utc(usage.resets_at),
+            },
+            "rateLimit": {"limit": limit, "windowSeconds": window},
+        }
+        return success(request, data, units_charged=0, usage=usage.as_meta())

@@ -1,0 +1,59 @@
+"""API key format and hashing. No Django here: only the secret is passed in.
+
+A key is `pi_beta_` + 32 random base62 characters + a 6-character base62
+CRC32 of everything before it. The checksum lets us reject typos and random
+guesses without touching the database.
+
+Keys are stored as HMAC-SHA-256 under a server secret. A fast keyed hash is
+right here: the secret part carries ~190 bits of entropy, so there is nothing
+for a slow password hasher to protect, and it would cost every request.
+"""
+
+import hashlib
+import hmac
+import re
+import secrets
+import string
+import zlib
+
+PREFIX = "pi_beta_"
+SECRET_LENGTH = 32
+CHECKSUM_LENGTH = 6
+DISPLAY_PREFIX_LENGTH = len(PREFIX) + 8
+KEY_LENGTH = len(PREFIX) + SECRET_LENGTH + CHECKSUM_LENGTH
+
+BASE62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
+_KEY_RE = re.compile(rf"{PREFIX}[0-9A-Za-z]{{{SECRET_LENGTH + CHECKSUM_LENGTH}}}")
+
+
+def _base62(number: int, width: int) -> str:
+    chars = []
+    while number:
+        number, digit = divmod(number, 62)
+        chars.append(BASE62[digit])
+    return "".join(reversed(chars)).rjust(width, "0")
+
+
+def checksum(body: str) -> str:
+    return _base62(zlib.crc32(body.encode("ascii")), CHECKSUM_LENGTH)
+
+
+def generate_key() -> str:
+    body = PREFIX + "".join(secrets.choice(BASE62) for _ in range(SECRET_LENGTH))
+    return body + checksum(body)
+
+
+def is_well_formed(raw: str) -> bool:
+    """Format and checksum only: says nothing of whether the key exists."""
+    if len(raw) != KEY_LENGTH or not _KEY_RE.fullmatch(raw):
+        return False
+    body, check = raw[:-CHECKSUM_LENGTH], raw[-CHECKSUM_LENGTH:]
+    return hmac.compare_digest(checksum(body), check)
+
+
+def hash_key(raw: str, secret: str) -> str:
+    return hmac.new(secret.encode(), raw.encode("ascii"), hashlib.sha256).hexdigest()
+
+
+def display_prefix(raw: str) -> str:
+    return raw[:DISPLAY_PREFIX_LENGTH]

@@ -1,0 +1,118 @@
+"""Staff tooling for API keys: create, revoke, deactivate, activate, list."""
+
+import json
+from datetime import UTC
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+from django.core.validators import RegexValidator
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from accounts.models import RATE_RE, ApiKey
+from accounts.selectors import iso_utc
+from accounts.services import (
+    KeyLifetimeError,
+    api_key_create,
+    api_key_revoke,
+    api_key_set_active,
+    developer_get_or_create_approved,
+)
+
+
+class Command(BaseCommand):
+    help = "Create, revoke, deactivate, activate or list developer API keys."
+
+    def add_arguments(self, parser):
+        sub = parser.add_subparsers(dest="action", required=True)
+        create = sub.add_parser("create", help="Issue a key; prints the raw key once.")
+        create.add_argument("--email", required=True)
+        create.add_argument("--name", default="Default key")
+        create.add_argument("--quota", type=int, help="Monthly units (default 1000).")
+        create.add_argument("--rate-limit", help="N/s, N/m or N/h (default 600/m).")
+        create.add_argument("--expires-at", help="ISO 8601; at most 90 days from now.")
+        create.add_argument(
+            "--json", action="store_true", help='One line {"id","key","expiresAt"}.'
+        )
+        for action in ("revoke", "deactivate", "activate"):
+            sub.add_parser(action).add_argument("id", type=int)
+        listing = sub.add_parser("list")
+        listing.add_argument("--email")
+
+    def handle(self, *args, action, **options):
+        getattr(self, f"_{action}")(**options)
+
+    def _create(self, *, email, name, quota, rate_limit, expires_at, json, **_):
+        if quota is not None and quota < 0:
+            raise CommandError("--quota must be zero or more.")
+        if rate_limit is not None:
+            try:
+                RegexValidator(RATE_RE)(rate_limit)
+            except ValidationError:
+                raise CommandError("--rate-limit must be N/s, N/m or N/h, e.g. 600/m.") from None
+        when = None
+        if expires_at:
+            when = parse_datetime(expires_at)
+            if when is None:
+                raise CommandError("--expires-at must be an ISO 8601 date and time.")
+            if timezone.is_naive(when):
+                when = when.replace(tzinfo=UTC)
+        developer = developer_get_or_create_approved(email=email)
+        try:
+            key, raw = api_key_create(
+                developer=developer,
+                name=name,
+                monthly_quota=quota,
+                rate_limit=rate_limit,
+                expires_at=when,
+            )
+        except KeyLifetimeError as error:
+            raise CommandError(str(error)) from None
+        if json:
+            self.stdout.write(
+                _json({"id": key.pk, "key": raw, "expiresAt": iso_utc(key.expires_at)})
+            )
+            return
+        self.stdout.write(
+            f"Key {key.pk} for {developer.user.email}, expires {key.expires_at:%Y-%m-%d %H:%M} UTC."
+        )
+        self.stdout.write("The raw key is shown now and never again:")
+        self.stdout.write(self.style.SUCCESS(raw))
+
+    def _revoke(self, *, id, **_):
+        api_key_revoke(api_key=self._key(id))
+        self.stdout.write(f"Key {id} revoked.")
+
+    def _deactivate(self, *, id, **_):
+        api_key_set_active(api_key=self._key(id), active=False)
+        self.stdout.write(f"Key {id} deactivated.")
+
+    def _activate(self, *, id, **_):
+        key = self._key(id)
+        if key.revoked_at is not None:
+            raise CommandError(f"Key {id} is revoked; revocation is permanent.")
+        api_key_set_active(api_key=key, active=True)
+        self.stdout.write(f"Key {id} activated.")
+
+    def _list(self, *, email, **_):
+        keys = ApiKey.objects.select_related("developer__user").order_by("pk")
+        if email:
+            keys = keys.filter(developer__user__email__iexact=email)
+        now = timezone.now()
+        self.stdout.write(f"{'ID':>6}  {'PREFIX':<16}  {'STATUS':<8}  {'EXPIRES':<20}  EMAIL  NAME")
+        for key in keys:
+            self.stdout.write(
+                f"{key.pk:>6}  {key.prefix:<16}  {key.status_at(now):<8}  "
+                f"{iso_utc(key.expires_at):<20}  {key.developer.user.email}  {key.name}"
+            )
+
+    @staticmethod
+    def _key(pk: int) -> ApiKey:
+        key = ApiKey.objects.select_related("developer").filter(pk=pk).first()
+        if key is None:
+            raise CommandError(f"No API key with id {pk}.")
+        return key
+
+
+def _json(value) -> str:
+    return json.dumps(value, separators=(",", ":"))

@@ -1,0 +1,150 @@
+from datetime import UTC, date, datetime, timedelta
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractUser, BaseUserManager
+from django.core.validators import MinValueValidator, RegexValidator
+from django.db import models
+from django.db.models import F, Q
+from django.utils import timezone
+
+KEY_LIFETIME = timedelta(days=settings.API_KEY_LIFETIME_DAYS)
+RATE_RE = r"^[1-9][0-9]{0,6}/(s|m|h)$"
+
+
+class UserManager(BaseUserManager):
+    use_in_migrations = True
+
+    def _create(self, email, password, **fields):
+        if not email:
+            raise ValueError("An email address is required.")
+        user = self.model(email=self.normalize_email(email).lower(), **fields)
+        user.set_password(password)
+        user.save(using=self._db)
+        return user
+
+    def create_user(self, email, password=None, **fields):
+        fields.setdefault("is_staff", False)
+        fields.setdefault("is_superuser", False)
+        return self._create(email, password, **fields)
+
+    def create_superuser(self, email, password=None, **fields):
+        fields.update(is_staff=True, is_superuser=True)
+        return self._create(email, password, **fields)
+
+
+class User(AbstractUser):
+    """Signs in with an email address; developers and staff alike."""
+
+    username = None
+    email = models.EmailField("email address", unique=True)
+
+    USERNAME_FIELD = "email"
+    REQUIRED_FIELDS = []
+
+    objects = UserManager()
+
+    def __str__(self):
+        return self.email
+
+
+class Developer(models.Model):
+    class Access(models.TextChoices):
+        PENDING = "pending", "Pending"
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Rejected"
+        SUSPENDED = "suspended", "Suspended"
+
+    user = models.OneToOneField(User, on_delete=models.CASCADE, related_name="developer")
+    company = models.CharField(max_length=200, blank=True)
+    intended_use = models.TextField(blank=True)
+    access = models.CharField(max_length=16, choices=Access.choices, default=Access.PENDING)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self):
+        return self.user.email
+
+    @property
+    def is_approved(self) -> bool:
+        return self.access == self.Access.APPROVED
+
+
+class ApiKey(models.Model):
+    class Status(models.TextChoices):
+        ACTIVE = "active", "Active"
+        EXPIRED = "expired", "Expired"
+        REVOKED = "revoked", "Revoked"
+        INACTIVE = "inactive", "Inactive"
+
+    developer = models.ForeignKey(Developer, on_delete=models.PROTECT, related_name="api_keys")
+    name = models.CharField(max_length=100, default="Default key")
+    prefix = models.CharField(max_length=32, unique=True, editable=False)
+    # HMAC-SHA-256 of the whole key; the raw key is never stored (see crypto.py).
+    key_hash = models.CharField(max_length=64, unique=True, editable=False)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    expires_at = models.DateTimeField()
+    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+    is_active = models.BooleanField(
+        default=True, help_text="Staff may deactivate a key for a while; revocation is final."
+    )
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    monthly_quota = models.PositiveIntegerField(
+        default=settings.API_DEFAULT_MONTHLY_QUOTA,
+        help_text="Units this key may spend per UTC calendar month.",
+    )
+    rate_limit = models.CharField(
+        max_length=16,
+        default=settings.API_DEFAULT_RATE_LIMIT,
+        validators=[RegexValidator(RATE_RE, "Write the rate as N/s, N/m or N/h, e.g. 600/m.")],
+        help_text="Requests allowed per window: N/s, N/m or N/h.",
+    )
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(expires_at__lte=F("created_at") + KEY_LIFETIME),
+                name="api_key_lifetime_at_most_90_days",
+                violation_error_message="A key may not expire more than 90 days after issue.",
+            ),
+            models.CheckConstraint(
+                condition=Q(rate_limit__regex=RATE_RE), name="api_key_rate_limit_format"
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.prefix}… ({self.name})"
+
+    def status_at(self, now: datetime) -> str:
+        if self.revoked_at is not None:
+            return self.Status.REVOKED
+        if self.expires_at <= now:
+            return self.Status.EXPIRED
+        if not self.is_active or not self.developer.is_approved:
+            return self.Status.INACTIVE
+        return self.Status.ACTIVE
+
+    @property
+    def status(self) -> str:
+        return self.status_at(timezone.now())
+
+
+class MonthlyUsage(models.Model):
+    """Units charged to one key in one UTC calendar month."""
+
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="monthly_usage")
+    period = models.DateField(help_text="First day of the UTC month.")
+    units_used = models.PositiveIntegerField(default=0, validators=[MinValueValidator(0)])
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["api_key", "period"], name="one_usage_row_per_key_month"
+            )
+        ]
+        ordering = ["-period"]
+
+    def __str__(self):
+        return f"{self.api_key.prefix} {self.period:%Y-%m}: {self.units_used}"
+
+
+def month_start(moment: datetime) -> date:
+    return moment.astimezone(UTC).date().replace(day=1)

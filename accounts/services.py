@@ -1,0 +1,148 @@
+"""Writes on developers, keys and units. Keyword-only, one decision each."""
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from accounts import crypto
+from accounts.models import KEY_LIFETIME, ApiKey, Developer, User
+from phoneintel.errors import ErrorCode
+
+
+class KeyRejected(Exception):
+    def __init__(self, code: ErrorCode, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class KeyLifetimeError(ValueError):
+    pass
+
+
+@transaction.atomic
+def developer_get_or_create_approved(*, email: str) -> Developer:
+    email = User.objects.normalize_email(email).lower()
+    user = User.objects.filter(email=email).first()
+    if user is None:
+        # No password yet: the developer sets one through the portal's sign-up link.
+        user = User.objects.create_user(email=email, password=None)
+    developer, _ = Developer.objects.get_or_create(
+        user=user, defaults={"access": Developer.Access.APPROVED}
+    )
+    return developer
+
+
+def api_key_create(
+    *,
+    developer: Developer,
+    name: str = "Default key",
+    monthly_quota: int | None = None,
+    rate_limit: str | None = None,
+    expires_at: datetime | None = None,
+) -> tuple[ApiKey, str]:
+    """Issues a key. The raw key is returned here once and exists nowhere else."""
+    now = timezone.now()
+    latest = now + KEY_LIFETIME
+    if expires_at is None:
+        expires_at = latest
+    if expires_at > latest:
+        raise KeyLifetimeError("A key may not expire more than 90 days after issue.")
+    if expires_at <= now:
+        raise KeyLifetimeError("The expiry must be in the future.")
+    for _attempt in range(3):
+        raw = crypto.generate_key()
+        try:
+            with transaction.atomic():
+                key = ApiKey.objects.create(
+                    developer=developer,
+                    name=name,
+                    prefix=crypto.display_prefix(raw),
+                    key_hash=crypto.hash_key(raw, settings.API_KEY_SECRET),
+                    created_at=now,
+                    expires_at=expires_at,
+                    monthly_quota=(
+                        settings.API_DEFAULT_MONTHLY_QUOTA
+                        if monthly_quota is None
+                        else monthly_quota
+                    ),
+                    rate_limit=rate_limit or settings.API_DEFAULT_RATE_LIMIT,
+                )
+            return key, raw
+        except IntegrityError:
+            # A display prefix collided (47 random bits); draw a new key.
+            continue
+    raise RuntimeError("Could not draw a unique API key.")
+
+
+def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
+    """Permanent and immediate: the next request with this key is refused."""
+    if api_key.revoked_at is None:
+        api_key.revoked_at = timezone.now()
+        api_key.save(update_fields=["revoked_at"])
+    return api_key
+
+
+def api_key_set_active(*, api_key: ApiKey, active: bool) -> ApiKey:
+    api_key.is_active = active
+    api_key.save(update_fields=["is_active"])
+    return api_key
+
+
+def api_key_authenticate(*, raw: str, now: datetime) -> ApiKey:
+    """The key's row if it may be used now, else KeyRejected with the 401 code."""
+    if not crypto.is_well_formed(raw):
+        raise KeyRejected(ErrorCode.INVALID_API_KEY, "The API key is not valid.")
+    key_hash = crypto.hash_key(raw, settings.API_KEY_SECRET)
+    key = (
+        ApiKey.objects.select_related("developer__user")
+        .filter(key_hash=key_hash)
+        .only(*_AUTH_FIELDS)
+        .first()
+    )
+    if key is None:
+        raise KeyRejected(ErrorCode.INVALID_API_KEY, "The API key is not valid.")
+    status = key.status_at(now)
+    if status == ApiKey.Status.REVOKED:
+        raise KeyRejected(ErrorCode.REVOKED_API_KEY, "This API key has been revoked.")
+    if status == ApiKey.Status.EXPIRED:
+        raise KeyRejected(
+            ErrorCode.EXPIRED_API_KEY, "This API key has expired. Create a new one in the portal."
+        )
+    if status == ApiKey.Status.INACTIVE:
+        raise KeyRejected(
+            ErrorCode.INACTIVE_API_KEY,
+            "This API key is inactive. Contact support if you did not expect this.",
+        )
+    return key
+
+
+_AUTH_FIELDS = (
+    "id",
+    "name",
+    "prefix",
+    "key_hash",
+    "created_at",
+    "expires_at",
+    "revoked_at",
+    "is_active",
+    "last_used_at",
+    "monthly_quota",
+    "rate_limit",
+    "developer__id",
+    "developer__access",
+    "developer__user__id",
+    "developer__user__email",
+    "developer__user__is_active",
+)
+
+LAST_USED_RESOLUTION = timedelta(seconds=60)
+
+
+def api_key_touch(*, api_key_id: int, now: datetime) -> None:
+    """Records use at most once a minute per key, whichever process gets there first."""
+    stale = Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - LAST_USED_RESOLUTION)
+    ApiKey.objects.filter(stale, pk=api_key_id).update(last_used_at=now)

@@ -1,0 +1,97 @@
+from datetime import UTC, datetime
+
+import pytest
+from django.utils import timezone
+
+from accounts.models import MonthlyUsage, month_start
+
+pytestmark = pytest.mark.django_db
+
+
+def test_account_reports_key_quota_usage_and_rate_limit(client, make_key, bearer):
+    key, raw = make_key(name="Production", monthly_quota=250, rate_limit="120/m")
+    MonthlyUsage.objects.create(api_key=key, period=month_start(timezone.now()), units_used=7)
+    response = client.get("/v1/data/account", **bearer(raw))
+    assert response.status_code == 200
+    body = response.json()
+    data, meta = body["data"], body["meta"]
+    now = timezone.now()
+    period = f"{now:%Y-%m}"
+    next_month = datetime(now.year + now.month // 12, now.month % 12 + 1, 1, tzinfo=UTC)
+    resets = next_month.isoformat().replace("+00:00", "Z")
+    assert data["key"]["id"] == key.pk
+    assert data["key"]["name"] == "Production"
+    assert data["key"]["prefix"] == raw[:16]
+    assert data["key"]["createdAt"].endswith("Z")
+    assert data["key"]["expiresAt"].endswith("Z")
+    assert data["quota"] == {"monthlyUnits": 250}
+    assert data["usage"] == {
+        "period": period,
+        "unitsUsed": 7,
+        "unitsRemaining": 243,
+        "resetsAt": resets,
+    }
+    assert data["rateLimit"] == {"limit": 120, "windowSeconds": 60}
+    assert meta["unitsCharged"] == 0
+    assert meta["usage"] == {
+        "period": period,
+        "unitsUsed": 7,
+        "unitsQuota": 250,
+        "unitsRemaining": 243,
+        "resetsAt": resets,
+    }
+
+
+def test_past_months_do_not_count(client, make_key, bearer):
+    key, raw = make_key()
+    MonthlyUsage.objects.create(api_key=key, period=datetime(2020, 1, 1).date(), units_used=999)
+    data = client.get("/v1/data/account", **bearer(raw)).json()["data"]
+    assert data["usage"]["unitsUsed"] == 0
+    assert data["usage"]["unitsRemaining"] == 1000
+
+
+def test_usage_of_another_key_does_not_show(client, make_key, bearer):
+    other, _ = make_key()
+    MonthlyUsage.objects.create(api_key=other, period=month_start(timezone.now()), units_used=5)
+    _, raw = make_key()
+    assert client.get("/v1/data/account", **bearer(raw)).json()["data"]["usage"]["unitsUsed"] == 0
+
+
+def test_rate_limit_headers_count_down(client, make_key, bearer):
+    _, raw = make_key(rate_limit="5/m")
+    first = client.get("/v1/data/account", **bearer(raw))
+    second = client.get("/v1/data/account", **bearer(raw))
+    assert first["RateLimit-Policy"] == '"default";q=5;w=60'
+    assert first["RateLimit"].startswith('"default";r=4;t=')
+    assert second["RateLimit"].startswith('"default";r=3;t=')
+    seconds = int(second["RateLimit"].rsplit("t=", 1)[1])
+    assert 1 <= seconds <= 60
+
+
+def test_over_the_rate_limit_is_429_with_retry_after(client, make_key, bearer):
+    _, raw = make_key(rate_limit="3/m")
+    for _ in range(3):
+        assert client.get("/v1/data/account", **bearer(raw)).status_code == 200
+    response = client.get("/v1/data/account", **bearer(raw))
+    assert response.status_code == 429
+    error = response.json()["error"]
+    assert error["code"] == "rate_limited"
+    assert error["requestId"] == response["X-Request-Id"]
+    assert 1 <= int(response["Retry-After"]) <= 60
+    assert response["RateLimit"].startswith('"default";r=0;t=')
+    assert response["RateLimit-Policy"] == '"default";q=3;w=60'
+
+
+def test_rate_limits_are_per_key(client, make_key, bearer):
+    _, first = make_key(rate_limit="1/m")
+    _, second = make_key(rate_limit="1/m")
+    assert client.get("/v1/data/account", **bearer(first)).status_code == 200
+    assert client.get("/v1/data/account", **bearer(first)).status_code == 429
+    assert client.get("/v1/data/account", **bearer(second)).status_code == 200
+
+
+def test_public_endpoints_need_no_key_and_carry_no_rate_headers(client):
+    response = client.get("/v1/data/products")
+    assert response.status_code == 200
+    assert "RateLimit" not in response
+    assert client.get("/v1/data/openapi.json").status_code == 200

@@ -1,0 +1,42 @@
+from django.db import models
+
+
+class Product(models.Model):
+    class Availability(models.TextChoices):
+        ACTIVE = "active", "Active"
+        BETA = "beta", "Beta"
+        PLANNED = "planned", "Planned"
+
+    slug = models.SlugField(max_length=50, unique=True, help_text="The `product` value of the API.")
+    name = models.CharField(max_length=100)
+    availability = models.CharField(max_length=10, choices=Availability.choices)
+    on_api = models.BooleanField("offered on the API channel", default=True)
+    on_browser = models.BooleanField("offered on the browser channel", default=False)
+    unit_cost = models.PositiveSmallIntegerField(null=True, blank=True)
+    endpoint_method = models.CharField(max_length=8, blank=True)
+    endpoint_path = models.CharField(max_length=100, blank=True)
+    summary = models.TextField(help_text="A short overview shown in the catalog.")
+    position = models.PositiveSmallIntegerField(default=0)
+    is_paused = models.BooleanField(
+        default=False, help_text="A paused product answers 503 and charges nothing."
+    )
+
+    class Meta:
+        ordering = ["position", "slug"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(on_api=True) | models.Q(on_browser=True),
+                name="product_offered_on_some_channel",
+            )
+        ]
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def channels(self) -> list[str]:
+        return [name for name, on in (("api", self.on_api), ("browser", self.on_browser)) if on]
+
+    @property
+    def is_planned(self) -> bool:
+        return self.availability == self.Availability.PLANNED

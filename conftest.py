@@ -1,0 +1,129 @@
+"""Fixtures shared by every app's tests: real PostgreSQL, real Redis, real servers."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection
+
+from accounts.services import api_key_create, developer_get_or_create_approved
+
+ROOT = Path(__file__).resolve().parent
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _real_services(django_db_setup, django_db_blocker):
+    with django_db_blocker.unblock():
+        vendor = connection.vendor
+    backend = settings.CACHES["default"]["BACKEND"]
+    if vendor != "postgresql" or "redis" not in backend:
+        pytest.exit(
+            f"Tests need PostgreSQL and Redis (got {vendor}, {backend}): run `make test`.",
+            returncode=2,
+        )
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Rate-limit counters live in Redis; each test starts with none."""
+    cache.clear()
+    yield
+
+
+@pytest.fixture
+def make_key(db):
+    """Issues a real key the way staff do; returns (ApiKey, raw key)."""
+    counter = iter(range(1, 10_000))
+
+    def make(email: str | None = None, **options):
+        developer = developer_get_or_create_approved(
+            email=email or f"dev{next(counter)}@example.test"
+        )
+        return api_key_create(developer=developer, **options)
+
+    return make
+
+
+@pytest.fixture
+def bearer():
+    def headers(raw: str) -> dict:
+        return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
+
+    return headers
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class LiveServer:
+    def __init__(self, process: subprocess.Popen, port: int):
+        self.process = process
+        self.url = f"http://127.0.0.1:{port}"
+        self.port = port
+
+
+@pytest.fixture
+def gunicorn_server(transactional_db):
+    """Starts real gunicorn processes on the test database; stops them afterwards."""
+    servers: list[LiveServer] = []
+    env = {
+        **os.environ,
+        "DATABASE_URL": _test_database_url(),
+        "DEBUG": "0",
+        "CONN_MAX_AGE": "0",
+    }
+
+    def start(workers: int = 1) -> LiveServer:
+        port = _free_port()
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "phoneintel.wsgi",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                str(workers),
+                "--log-level",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=env,
+            start_new_session=True,
+        )
+        server = LiveServer(process, port)
+        servers.append(server)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(server.url + "/v1/data/products", timeout=1)
+                return server
+            except httpx.TransportError:
+                if process.poll() is not None:
+                    raise RuntimeError("gunicorn exited at start") from None
+                time.sleep(0.1)
+        raise RuntimeError("gunicorn did not start in 20 s")
+
+    yield start
+    for server in servers:
+        os.killpg(server.process.pid, signal.SIGTERM)
+        server.process.wait(timeout=10)
+
+
+def _test_database_url() -> str:
+    db = connection.settings_dict
+    user = db["USER"] or "postgres"
+    auth = f"{user}:{db['PASSWORD']}" if db["PASSWORD"] else user
+    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"

@@ -1,0 +1,144 @@
+"""The contract's envelopes and the one exception handler of the API.
+
+Success: {"data": ..., "meta": {"requestId", "unitsCharged"?, "usage"?}}.
+Error:   {"error": {"code", "message", "requestId", "details"?}}.
+"""
+
+import logging
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, JsonResponse
+from django_ratelimit.exceptions import Ratelimited
+from rest_framework import exceptions as drf
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.response import Response
+
+from phoneintel.errors import ApiError, ErrorCode
+
+logger = logging.getLogger(__name__)
+
+API_PREFIX = "/v1/"
+
+
+def is_api_path(path: str) -> bool:
+    return path.startswith(API_PREFIX)
+
+
+def success(request, data, *, units_charged: int | None = None, usage: dict | None = None):
+    meta = {"requestId": request.request_id}
+    if units_charged is not None:
+        meta["unitsCharged"] = units_charged
+    if usage is not None:
+        meta["usage"] = usage
+    return Response({"data": data, "meta": meta})
+
+
+def error_body(request, error: ApiError) -> dict:
+    body = {"code": str(error.code), "message": error.message, "requestId": request.request_id}
+    if error.details:
+        body["details"] = error.details
+    return {"error": body}
+
+
+def error_response(request, error: ApiError) -> JsonResponse:
+    """The envelope as a plain Django response, for layers outside DRF views."""
+    response = JsonResponse(error_body(request, error), status=error.status_code)
+    for name, value in error.headers.items():
+        response[name] = value
+    return response
+
+
+def exception_handler(exc, context):
+    request = context["request"]
+    error = as_api_error(exc)
+    response = Response(error_body(request, error), status=error.status_code)
+    for name, value in error.headers.items():
+        response[name] = value
+    return response
+
+
+def as_api_error(exc: Exception) -> ApiError:
+    if isinstance(exc, ApiError):
+        return exc
+    if isinstance(exc, Ratelimited):
+        return ApiError.retry_later(429, ErrorCode.RATE_LIMITED, "Too many requests.", 60)
+    if isinstance(exc, drf.ValidationError):
+        return _validation_error(exc)
+    if isinstance(exc, drf.ParseError):
+        return ApiError(400, ErrorCode.INVALID_JSON, "The request body is not valid JSON.")
+    if isinstance(exc, drf.UnsupportedMediaType):
+        return ApiError(
+            400,
+            ErrorCode.INVALID_JSON,
+            "Send the request body as JSON (Content-Type: application/json).",
+        )
+    if isinstance(exc, (drf.NotAuthenticated, drf.AuthenticationFailed)):
+        return ApiError.unauthorized(
+            ErrorCode.MISSING_API_KEY,
+            "Send your API key in the header 'Authorization: Bearer <key>'.",
+        )
+    if isinstance(exc, (drf.NotFound, Http404)):
+        return not_found()
+    if isinstance(exc, drf.MethodNotAllowed):
+        return ApiError(405, ErrorCode.METHOD_NOT_ALLOWED, str(exc.detail))
+    if isinstance(exc, drf.Throttled):
+        return ApiError.retry_later(
+            429, ErrorCode.RATE_LIMITED, "Too many requests.", exc.wait or 1
+        )
+    if isinstance(exc, (drf.PermissionDenied, PermissionDenied)):
+        return ApiError.unauthorized(ErrorCode.INVALID_API_KEY, "This API key may not do that.")
+    # Anything else is our fault: log it in full here, tell the client nothing of it.
+    logger.exception("Unhandled error in an API view", exc_info=exc)
+    return server_error()
+
+
+def not_found() -> ApiError:
+    return ApiError(404, ErrorCode.NOT_FOUND, "No such endpoint. See /v1/data/openapi.json.")
+
+
+def server_error() -> ApiError:
+    return ApiError(
+        500, ErrorCode.SERVER_ERROR, "The server failed to answer. Nothing was charged; try again."
+    )
+
+
+def _validation_error(exc: drf.ValidationError) -> ApiError:
+    details = list(_flatten(exc.get_full_details(), ""))
+    first = details[0] if details else {"field": "", "message": "Invalid request."}
+    where = first["field"] or "The request body"
+    return ApiError(
+        422, ErrorCode.VALIDATION_ERROR, f"{where}: {first['message']}", details=details
+    )
+
+
+def _flatten(node, pointer: str):
+    """DRF's nested error details as flat {field: JSON Pointer, code, message} entries."""
+    if isinstance(node, dict) and "message" in node and "code" in node:
+        yield {"field": pointer, "code": str(node["code"]), "message": str(node["message"])}
+    elif isinstance(node, dict):
+        for key, child in node.items():
+            if key == "non_field_errors":
+                yield from _flatten(child, pointer)
+            else:
+                yield from _flatten(child, f"{pointer}/{json_pointer_token(str(key))}")
+    elif isinstance(node, list):
+        leaves = all(isinstance(c, dict) and "message" in c for c in node)
+        for index, child in enumerate(node):
+            yield from _flatten(child, pointer if leaves else f"{pointer}/{index}")
+
+
+def json_pointer_token(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+class JsonOnlyNegotiation(BaseContentNegotiation):
+    """The API speaks JSON only, whatever the Accept header asks for."""
+
+    def select_parser(self, request, parsers):
+        for parser in parsers:
+            if request.content_type.split(";")[0].strip().lower() == parser.media_type:
+                return parser
+        return None
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type

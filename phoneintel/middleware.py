@@ -1,0 +1,94 @@
+"""Request plumbing that must run before any view: request ids and the body limit."""
+
+import io
+import uuid
+
+from django.conf import settings
+from django.core.handlers.wsgi import LimitedStream
+
+from phoneintel.api import error_response, is_api_path
+from phoneintel.errors import ApiError, ErrorCode
+
+
+def new_request_id() -> str:
+    return "req_" + uuid.uuid4().hex
+
+
+class RequestContextMiddleware:
+    """Gives each request an id and a place for headers and after-response work.
+
+    `request.response_headers` lets inner layers (rate limiting, say) add headers
+    to whatever response comes out, errors included. `request.after_response`
+    callables run once the response has been sent to the client, so bookkeeping
+    such as `last_used_at` stays off the request's critical path.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        request.request_id = new_request_id()
+        request.response_headers = {}
+        request.after_response = []
+        response = self.get_response(request)
+        for name, value in request.response_headers.items():
+            if name not in response:
+                response[name] = value
+        # A view may set its own id (an idempotent replay keeps the original one).
+        if "X-Request-Id" not in response:
+            response["X-Request-Id"] = request.request_id
+        response._resource_closers.extend(request.after_response)
+        return response
+
+
+class ApiBodyLimitMiddleware:
+    """Answers 413 for API bodies over the limit before anything parses them.
+
+    A declared Content-Length is checked without reading. A chunked body has no
+    length, so up to limit + 1 bytes are read here and handed on to Django as an
+    ordinary body; this needs a server that ends the input stream at the end of
+    the body (gunicorn sets `wsgi.input_terminated`).
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+        self.limit = settings.API_MAX_BODY_BYTES
+
+    def __call__(self, request):
+        if is_api_path(request.path) and self._too_large(request):
+            return error_response(
+                request,
+                ApiError(
+                    413,
+                    ErrorCode.PAYLOAD_TOO_LARGE,
+                    f"The request body is larger than the limit of {self.limit} bytes.",
+                ),
+            )
+        return self.get_response(request)
+
+    def _too_large(self, request) -> bool:
+        meta = request.META
+        if "chunked" in meta.get("HTTP_TRANSFER_ENCODING", "").lower():
+            if not meta.get("wsgi.input_terminated"):
+                return False
+            body = self._read_at_most(meta["wsgi.input"], self.limit + 1)
+            if len(body) > self.limit:
+                return True
+            meta["CONTENT_LENGTH"] = str(len(body))
+            request._stream = LimitedStream(io.BytesIO(body), len(body))
+            return False
+        try:
+            return int(meta.get("CONTENT_LENGTH") or 0) > self.limit
+        except ValueError:
+            return False
+
+    @staticmethod
+    def _read_at_most(stream, size: int) -> bytes:
+        parts, remaining = [], size
+        while remaining > 0:
+            chunk = stream.read(min(remaining, 8192))
+            if not chunk:
+                break
+            parts.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(parts)

@@ -1,0 +1,25 @@
+from django.contrib import admin
+from django.urls import include, path, re_path
+
+from accounts.api import AccountView
+from catalog.api import ProductManifestView
+from phoneintel.schema import OpenApiDocumentView
+from phoneintel.views import api_not_found
+
+api_patterns = [
+    path("products", ProductManifestView.as_view(), name="products"),
+    path("openapi.json", OpenApiDocumentView.as_view(), name="openapi"),
+    path("account", AccountView.as_view(), name="account"),
+]
+
+urlpatterns = [
+    path("v1/data/", include((api_patterns, "api"))),
+    # Anything else under /v1/ is the envelope's 404, in DEBUG too.
+    re_path(r"^v1/", api_not_found),
+    path("admin/", admin.site.urls),
+    path("", include("catalog.urls")),
+]
+
+handler400 = "phoneintel.views.bad_request"
+handler404 = "phoneintel.views.page_not_found"
+handler500 = "phoneintel.views.server_failed"

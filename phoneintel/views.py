@@ -1,0 +1,44 @@
+"""Site-wide handlers: under /v1/ every answer is the error envelope, elsewhere HTML."""
+
+from django.shortcuts import render
+from django.views.decorators.csrf import csrf_exempt, requires_csrf_token
+
+from phoneintel.api import error_response, is_api_path, not_found, server_error
+from phoneintel.errors import ApiError, ErrorCode
+
+
+def page_not_found(request, exception=None):
+    if is_api_path(request.path):
+        return error_response(request, not_found())
+    return render(request, "404.html", status=404)
+
+
+@requires_csrf_token
+def server_failed(request):
+    if is_api_path(request.path):
+        return error_response(request, server_error())
+    return render(request, "500.html", status=500)
+
+
+def bad_request(request, exception=None):
+    if is_api_path(request.path):
+        return error_response(
+            request, ApiError(400, ErrorCode.INVALID_JSON, "The request could not be read.")
+        )
+    return render(request, "400.html", status=400)
+
+
+def ratelimited(request, exception=None):
+    """django-ratelimit's refusal on site pages: 429 with a page, never its default 403."""
+    if is_api_path(request.path):
+        return error_response(
+            request, ApiError.retry_later(429, ErrorCode.RATE_LIMITED, "Too many requests.", 60)
+        )
+    response = render(request, "429.html", status=429)
+    response["Retry-After"] = "60"
+    return response
+
+
+@csrf_exempt
+def api_not_found(request, *args, **kwargs):
+    return error_response(request, not_found())
