@@ -1,0 +1,158 @@
+"""Phone number parsing and classification, built on ``phonenumbers`` (libphonenumber).
+
+``parse_phone`` sorts input into three tiers:
+
+1. Not a phone number: unparseable, illegal characters (letters, extensions, non-ASCII
+   digits), no country for a national-format number, unknown country calling code, or a
+   length that no number under that calling code can have. Raises ``InvalidPhone``, whose
+   message is safe to show to the user and never repeats the number.
+2. Possible but not valid: the length fits, but the digits fall in a range the numbering
+   plan has not allocated (e.g. ``+15555555555``). Returns ``ParsedPhone(is_valid=False)``.
+3. Valid: an allocated range. Returns ``ParsedPhone(is_valid=True)`` with its number type.
+
+International numbers start with ``+`` and are read on their own calling code; national
+numbers are read against ``country`` (ISO 3166-1 alpha-2). An unknown ``country`` raises
+``UnknownRegion`` even when the number is international.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import phonenumbers
+from phonenumbers import PhoneNumberType, ValidationResult, carrier
+from phonenumbers.phonenumber import CountryCodeSource
+
+NUMBER_TYPES: tuple[str, ...] = (
+    "mobile",
+    "fixed_line",
+    "fixed_line_or_mobile",
+    "toll_free",
+    "premium_rate",
+    "shared_cost",
+    "voip",
+    "personal_number",
+    "pager",
+    "uan",
+    "voicemail",
+    "unknown",
+)
+
+_TYPE_NAMES: dict[int, str] = {
+    PhoneNumberType.MOBILE: "mobile",
+    PhoneNumberType.FIXED_LINE: "fixed_line",
+    PhoneNumberType.FIXED_LINE_OR_MOBILE: "fixed_line_or_mobile",
+    PhoneNumberType.TOLL_FREE: "toll_free",
+    PhoneNumberType.PREMIUM_RATE: "premium_rate",
+    PhoneNumberType.SHARED_COST: "shared_cost",
+    PhoneNumberType.VOIP: "voip",
+    PhoneNumberType.PERSONAL_NUMBER: "personal_number",
+    PhoneNumberType.PAGER: "pager",
+    PhoneNumberType.UAN: "uan",
+    PhoneNumberType.VOICEMAIL: "voicemail",
+    PhoneNumberType.UNKNOWN: "unknown",
+}
+
+# Explicit ASCII classes: str.isdigit() and \d would let Arabic-Indic and other digits through.
+_SEPARATORS = re.compile(r"[ .()-]")
+_SHAPE = re.compile(r"\+?[0-9]+")
+
+_MSG_NO_DIGITS = "The phone number has no digits."
+_MSG_CHARS = "The phone number contains characters other than digits and separators."
+_MSG_NEEDS_COUNTRY = "A number in national format needs a country."
+_MSG_IDD = "Write an international number with a leading + instead of a dialling prefix."
+_MSG_COUNTRY_CODE = "The phone number's country calling code does not exist."
+_MSG_TOO_SHORT = "The phone number is too short for its country."
+_MSG_TOO_LONG = "The phone number is too long for its country."
+_MSG_LENGTH = "The phone number has a length that no number in its country has."
+_MSG_LOCAL_ONLY = "The phone number is missing its area code."
+_MSG_UNPARSEABLE = "The phone number could not be understood."
+_MSG_UNKNOWN_REGION = "The country is not a region known to the numbering plan."
+
+_PARSE_ERRORS = {
+    phonenumbers.NumberParseException.INVALID_COUNTRY_CODE: _MSG_COUNTRY_CODE,
+    phonenumbers.NumberParseException.TOO_SHORT_AFTER_IDD: _MSG_TOO_SHORT,
+    phonenumbers.NumberParseException.TOO_SHORT_NSN: _MSG_TOO_SHORT,
+    phonenumbers.NumberParseException.TOO_LONG: _MSG_TOO_LONG,
+}
+
+_NOT_POSSIBLE = {
+    ValidationResult.INVALID_COUNTRY_CODE: _MSG_COUNTRY_CODE,
+    ValidationResult.TOO_SHORT: _MSG_TOO_SHORT,
+    ValidationResult.TOO_LONG: _MSG_TOO_LONG,
+    ValidationResult.INVALID_LENGTH: _MSG_LENGTH,
+    # libphonenumber counts these as possible, but without an area code the number has no
+    # E.164 form, so anything we returned for it would be wrong.
+    ValidationResult.IS_POSSIBLE_LOCAL_ONLY: _MSG_LOCAL_ONLY,
+}
+
+
+class InvalidPhone(ValueError):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class UnknownRegion(ValueError):
+    def __init__(self, message: str = _MSG_UNKNOWN_REGION) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedPhone:
+    e164: str
+    region: str | None
+    is_valid: bool
+    number_type: str
+
+
+def normalize_country(country: str | None) -> str | None:
+    if not country:
+        return None
+    # The ASCII check stops Unicode case mapping from forging a code ("ß".upper() == "SS").
+    if not country.isascii() or country.upper() not in phonenumbers.SUPPORTED_REGIONS:
+        raise UnknownRegion()
+    return country.upper()
+
+
+def parse_phone(raw: str, country: str | None = None) -> ParsedPhone:
+    region = normalize_country(country)
+    compact = _SEPARATORS.sub("", raw)
+    if not compact.strip("+"):
+        raise InvalidPhone(_MSG_NO_DIGITS)
+    if not _SHAPE.fullmatch(compact):
+        raise InvalidPhone(_MSG_CHARS)
+    if not compact.startswith("+") and region is None:
+        raise InvalidPhone(_MSG_NEEDS_COUNTRY)
+    try:
+        number = phonenumbers.parse(compact, region, keep_raw_input=True)
+    except phonenumbers.NumberParseException as exc:
+        raise InvalidPhone(_PARSE_ERRORS.get(exc.error_type, _MSG_UNPARSEABLE)) from None
+    # libphonenumber would read "0044…" (or "011 44…" for US) as international; only "+" may.
+    if number.country_code_source == CountryCodeSource.FROM_NUMBER_WITH_IDD:
+        raise InvalidPhone(_MSG_IDD)
+    reason = phonenumbers.is_possible_number_with_reason(number)
+    if reason != ValidationResult.IS_POSSIBLE:
+        raise InvalidPhone(_NOT_POSSIBLE.get(reason, _MSG_UNPARSEABLE))
+    is_valid = phonenumbers.is_valid_number(number)
+    own_region = phonenumbers.region_code_for_number(number)
+    return ParsedPhone(
+        e164=phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164),
+        region=None if own_region in (None, "001", "ZZ") else own_region,
+        is_valid=is_valid,
+        number_type=_TYPE_NAMES.get(phonenumbers.number_type(number), "unknown")
+        if is_valid
+        else "unknown",
+    )
+
+
+def allocation_carrier_name(parsed: ParsedPhone) -> str:
+    """Name of the carrier the number's range was allocated to, or "".
+
+    This is the original allocation only; the number may since have been ported.
+    """
+    if not parsed.is_valid:
+        return ""
+    return carrier.name_for_number(phonenumbers.parse(parsed.e164), "en") or ""

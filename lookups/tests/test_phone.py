@@ -1,0 +1,194 @@
+import phonenumbers
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lookups.phone import (
+    NUMBER_TYPES,
+    InvalidPhone,
+    ParsedPhone,
+    UnknownRegion,
+    allocation_carrier_name,
+    normalize_country,
+    parse_phone,
+)
+
+LONDON = ParsedPhone(e164="+442079460018", region="GB", is_valid=True, number_type="fixed_line")
+
+
+@pytest.mark.parametrize(
+    ("raw", "country"),
+    [
+        ("+44 20 7946 0018", None),
+        ("+44 20 7946 0018", ""),
+        ("+44.20.7946.0018", None),
+        ("+44 (0) 20 7946 0018", None),
+        ("(020) 7946-0018", "gb"),
+        ("020 7946 0018", "GB"),
+        # An international number is read on its own calling code; country changes nothing.
+        ("+44 20 7946 0018", "US"),
+        ("+44 20 7946 0018", "fr"),
+    ],
+)
+def test_london_fixed_line(raw, country):
+    assert parse_phone(raw, country) == LONDON
+
+
+@pytest.mark.parametrize(
+    ("raw", "country", "e164", "region", "number_type"),
+    [
+        ("+1 201 555 0123", None, "+12015550123", "US", "fixed_line_or_mobile"),
+        ("(201) 555-0123", "us", "+12015550123", "US", "fixed_line_or_mobile"),
+        ("+447912345678", None, "+447912345678", "GB", "mobile"),
+        ("07912 345678", "GB", "+447912345678", "GB", "mobile"),
+        ("+1 800 555 0199", None, "+18005550199", "US", "toll_free"),
+        # Non-geographic calling code: region is None, not "001".
+        ("+800 1234 5678", None, "+80012345678", None, "toll_free"),
+    ],
+)
+def test_valid_numbers(raw, country, e164, region, number_type):
+    assert parse_phone(raw, country) == ParsedPhone(e164, region, True, number_type)
+
+
+@pytest.mark.parametrize(
+    ("raw", "e164"),
+    [
+        ("+1 555 555 5555", "+15555555555"),
+        # Ofcom's drama range: the right length, but phonenumbers 9.0.43 rejects it as unallocated.
+        ("+44 7700 900123", "+447700900123"),
+    ],
+)
+def test_possible_but_not_valid(raw, e164):
+    assert parse_phone(raw) == ParsedPhone(e164, None, False, "unknown")
+
+
+@pytest.mark.parametrize(
+    ("raw", "country", "message"),
+    [
+        ("020 7946 0018", None, "A number in national format needs a country."),
+        ("020 7946 0018", "", "A number in national format needs a country."),
+        ("+44 12", None, "The phone number is too short for its country."),
+        ("+44 20 7946 0018 1234567", None, "The phone number is too long for its country."),
+        ("+999 1234567", None, "The phone number's country calling code does not exist."),
+        ("555 0123", "US", "The phone number is missing its area code."),
+        ("", "GB", "The phone number has no digits."),
+        ("   ", "GB", "The phone number has no digits."),
+        ("+", None, "The phone number has no digits."),
+        (
+            "0044 20 7946 0018",
+            "GB",
+            "Write an international number with a leading + instead of a dialling prefix.",
+        ),
+        (
+            "011 44 20 7946 0018",
+            "US",
+            "Write an international number with a leading + instead of a dialling prefix.",
+        ),
+    ],
+)
+def test_invalid_phone_messages(raw, country, message):
+    with pytest.raises(InvalidPhone) as info:
+        parse_phone(raw, country)
+    assert info.value.message == message
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "+44 20 7946 OO18",  # letter O, not zero
+        "1-800-FLOWERS",
+        "+1 212 555 0100 ext 5",
+        "+1 212 555 0100 x5",
+        "+12125550100;ext=5",
+        "+1 212 555 0100#5",
+        "tel:+12125550100",
+        "+44/20/7946/0018",
+        "+44\t20 7946 0018",
+        "44+2079460018",
+        "++442079460018",
+        "+\u0664\u0664\u0662\u0660\u0667\u0669\u0664\u0666\u0660\u0660\u0661\u0668",  # Arabic-Indic
+        "\uff0b442079460018",  # full-width plus
+    ],
+)
+def test_rejects_anything_but_digits_and_separators(raw):
+    with pytest.raises(InvalidPhone) as info:
+        parse_phone(raw, "US")
+    assert info.value.message == (
+        "The phone number contains characters other than digits and separators."
+    )
+
+
+def test_messages_never_echo_the_number():
+    for raw in ["+44 12", "+999 1234567", "12345", "+1 212 555 0100 ext 5", "0044 20 7946 0018"]:
+        with pytest.raises(InvalidPhone) as info:
+            parse_phone(raw, "GB")
+        digits = "".join(ch for ch in raw if ch.isdigit())
+        assert digits not in info.value.message
+
+
+def test_huge_input_is_invalid_not_a_crash():
+    with pytest.raises(InvalidPhone):
+        parse_phone("+44" + "1" * 10_000)
+
+
+@pytest.mark.parametrize("country", ["ZZ", "zz", "XX", "1A", "001", "GBR", "G", " GB", "\u00df"])
+@pytest.mark.parametrize("raw", ["+44 20 7946 0018", "020 7946 0018", "not a number"])
+def test_unknown_region_is_checked_first(country, raw):
+    with pytest.raises(UnknownRegion):
+        parse_phone(raw, country)
+
+
+@pytest.mark.parametrize(
+    ("country", "expected"), [(None, None), ("", None), ("gb", "GB"), ("Us", "US"), ("GB", "GB")]
+)
+def test_normalize_country(country, expected):
+    assert normalize_country(country) == expected
+
+
+def test_number_type_is_always_known():
+    assert parse_phone("+44 20 7946 0018").number_type in NUMBER_TYPES
+    assert len(set(NUMBER_TYPES)) == len(NUMBER_TYPES) == 12
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("+447912345678", "O2"),  # what phonenumbers 9.0.43 ships for the 07912 range
+        ("+44 20 7946 0018", ""),  # fixed lines carry no carrier data
+        ("+1 555 555 5555", ""),  # not valid
+    ],
+)
+def test_allocation_carrier_name(raw, expected):
+    assert allocation_carrier_name(parse_phone(raw)) == expected
+
+
+_ALLOWED = st.sampled_from("0123456789+ -.()")
+_regions = st.sampled_from(sorted(phonenumbers.SUPPORTED_REGIONS))
+
+
+@settings(max_examples=500)
+@given(raw=st.text(max_size=80), country=st.text(min_size=2, max_size=2) | st.none())
+def test_parse_phone_only_raises_its_own_errors(raw, country):
+    try:
+        parsed = parse_phone(raw, country)
+    except (InvalidPhone, UnknownRegion):
+        return
+    assert parsed.e164.startswith("+")
+    assert parsed.number_type in NUMBER_TYPES
+
+
+@settings(max_examples=500)
+@given(raw=st.text(_ALLOWED, max_size=30), country=_regions | st.none())
+def test_parse_phone_on_number_like_text(raw, country):
+    try:
+        parsed = parse_phone(raw, country)
+    except InvalidPhone:
+        return
+    assert parsed.e164.isascii()
+    assert parsed.e164[1:].isdigit()
+    assert parsed.number_type in NUMBER_TYPES
+    assert parsed.is_valid or parsed.number_type == "unknown"
+    assert parsed.region is None or parsed.region in phonenumbers.SUPPORTED_REGIONS
+    # Parsing our own output gives the same answer, whatever country is passed.
+    assert parse_phone(parsed.e164, "US") == parsed

@@ -1,0 +1,176 @@
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lookups.phone import NUMBER_TYPES
+from lookups.risk import (
+    CATEGORY_WEIGHTS,
+    LEVELS,
+    MODEL_DESCRIPTION,
+    NUMBER_TYPE_POINTS,
+    REPORT_CATEGORIES,
+    Report,
+    RiskAssessment,
+    assess_risk,
+    level_for_score,
+)
+
+NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+ORDINARY = ("mobile", "fixed_line", "fixed_line_or_mobile")
+
+
+def assess(reports=(), *, number_type="mobile", exposed=False, now=NOW):
+    return assess_risk(number_type=number_type, exposed=exposed, reports=reports, now=now)
+
+
+def recent(category, n, *, days_ago=1):
+    return [Report(category, NOW - timedelta(days=days_ago))] * n
+
+
+@pytest.mark.parametrize(
+    ("score", "level"),
+    [(0, "low"), (39, "low"), (40, "medium"), (69, "medium"), (70, "high"), (100, "high")],
+)
+def test_level_bands(score, level):
+    assert level_for_score(score) == level
+
+
+@pytest.mark.parametrize("score", [-1, 101])
+def test_level_rejects_out_of_range(score):
+    with pytest.raises(ValueError, match="outside"):
+        level_for_score(score)
+
+
+def test_vocabularies_match_the_phone_module():
+    assert LEVELS == ("low", "medium", "high")
+    assert set(CATEGORY_WEIGHTS) == set(REPORT_CATEGORIES)
+    assert set(NUMBER_TYPE_POINTS) == set(NUMBER_TYPES)
+
+
+@pytest.mark.parametrize("number_type", ORDINARY)
+def test_clean_ordinary_number_is_low(number_type):
+    assert assess(number_type=number_type) == RiskAssessment(0, "low")
+
+
+@pytest.mark.parametrize(
+    ("number_type", "score"),
+    [("toll_free", 5), ("voip", 10), ("unknown", 10), ("premium_rate", 15)],
+)
+def test_number_type_base(number_type, score):
+    assert assess(number_type=number_type) == RiskAssessment(score, "low")
+
+
+@pytest.mark.parametrize("category", ["scam", "fraud"])
+def test_ten_recent_scam_or_fraud_is_high(category):
+    assert assess(recent(category, 10)) == RiskAssessment(78, "high")
+    assert assess(recent(category, 5) + recent("fraud", 5, days_ago=90)).level == "high"
+
+
+@pytest.mark.parametrize(
+    ("n", "score", "level"),
+    [(1, 16, "low"), (2, 30, "low"), (3, 41, "medium"), (7, 68, "medium"), (8, 72, "high"),
+     (9, 75, "high")],
+)  # fmt: skip
+def test_fewer_scam_reports(n, score, level):
+    assert assess(recent("scam", n)) == RiskAssessment(score, level)
+
+
+@pytest.mark.parametrize(
+    ("days_ago", "score"),
+    [(-30, 78), (0, 78), (90, 78), (91, 57), (365, 57), (366, 35), (5000, 35)],
+)
+def test_recency_steps(days_ago, score):
+    # Ten scam reports: evidence 10, 5 or 2.5 by age; future dates count as new.
+    assert assess(recent("scam", 10, days_ago=days_ago)).score == score
+
+
+@pytest.mark.parametrize(
+    ("category", "score"),
+    [("harassment", 41), ("robocall", 35), ("spam", 23), ("other", 16)],
+)
+def test_category_weights(category, score):
+    assert assess(recent(category, 5)).score == score
+
+
+def test_exposure_raises_score():
+    assert assess(exposed=True) == RiskAssessment(10, "low")
+    assert assess(recent("scam", 7), exposed=True) == RiskAssessment(78, "high")
+
+
+def test_score_is_capped():
+    many = recent("scam", 500)
+    assert assess(many, number_type="premium_rate", exposed=True) == RiskAssessment(100, "high")
+
+
+def test_rejects_naive_datetimes_and_unknown_names():
+    with pytest.raises(ValueError, match="timezone-aware"):
+        assess(now=NOW.replace(tzinfo=None))
+    with pytest.raises(ValueError, match="timezone-aware"):
+        assess([Report("scam", NOW.replace(tzinfo=None))])
+    with pytest.raises(ValueError, match="unknown report category"):
+        assess([Report("phishing", NOW)])
+    with pytest.raises(ValueError, match="unknown number type"):
+        assess(number_type="landline")
+
+
+def test_accepts_any_iterable_and_offset():
+    reports = (r for r in recent("scam", 10))
+    assert assess(reports, now=NOW.astimezone(timezone(timedelta(hours=-7)))).score == 78
+
+
+def test_description_states_the_constants():
+    for category, weight in CATEGORY_WEIGHTS.items():
+        assert f"{category} {weight:g}" in MODEL_DESCRIPTION
+    for needle in ["90 days", "365 days", "0.25", "90 * (1 - exp(-E / 5))", "premium_rate: 15"]:
+        assert needle in MODEL_DESCRIPTION
+    assert "**low** 0-39, **medium** 40-69, **high** 70-100" in MODEL_DESCRIPTION
+
+
+_offsets = st.sampled_from([UTC, timezone(timedelta(hours=5, minutes=30)), timezone.min])
+_moments = st.datetimes(
+    min_value=datetime(1990, 1, 1), max_value=datetime(2060, 1, 1), timezones=_offsets
+)
+_reports = st.builds(Report, st.sampled_from(REPORT_CATEGORIES), _moments)
+_near_now = st.integers(min_value=-5 * 86400, max_value=90 * 86400).map(
+    lambda s: NOW - timedelta(seconds=s)
+)
+_context = st.fixed_dictionaries(
+    {"number_type": st.sampled_from(NUMBER_TYPES), "exposed": st.booleans(), "now": _moments}
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ctx=_context, reports=st.lists(_reports, max_size=60))
+def test_score_in_range_and_level_from_score(ctx, reports):
+    result = assess_risk(reports=reports, **ctx)
+    assert 0 <= result.score <= 100
+    assert result.level == level_for_score(result.score)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    ctx=_context,
+    reports=st.lists(_reports, max_size=40),
+    extra=_reports,
+    position=st.integers(min_value=0),
+)
+def test_one_more_report_never_lowers_the_score(ctx, reports, extra, position):
+    before = assess_risk(reports=reports, **ctx).score
+    more = list(reports)
+    more.insert(position % (len(more) + 1), extra)
+    assert assess_risk(reports=more, **ctx).score >= before
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    number_type=st.sampled_from(NUMBER_TYPES),
+    exposed=st.booleans(),
+    bad=st.lists(st.builds(Report, st.sampled_from(["scam", "fraud"]), _near_now), min_size=10),
+    others=st.lists(_reports, max_size=30),
+)
+def test_ten_recent_scam_or_fraud_is_always_high(number_type, exposed, bad, others):
+    result = assess_risk(number_type=number_type, exposed=exposed, reports=bad + others, now=NOW)
+    assert result.score >= 70
+    assert result.level == "high"
