@@ -2,6 +2,7 @@ from datetime import UTC, date, datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser, BaseUserManager
+from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import F, Q
@@ -112,6 +113,13 @@ class ApiKey(models.Model):
 
     def __str__(self):
         return f"{self.prefix}… ({self.name})"
+
+    def clean(self):
+        # The database refuses it too; this gives staff a form error instead of a crash.
+        if self.expires_at and self.created_at and self.expires_at > self.created_at + KEY_LIFETIME:
+            raise ValidationError(
+                {"expires_at": "A key may not expire more than 90 days after issue."}
+            )
 
     def status_at(self, now: datetime) -> str:
         if self.revoked_at is not None:

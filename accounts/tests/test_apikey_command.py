@@ -1,0 +1,98 @@
+import json
+from datetime import timedelta
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.utils import timezone
+
+from accounts.models import ApiKey, Developer
+
+pytestmark = pytest.mark.django_db
+
+
+def apikey(*args) -> str:
+    out = StringIO()
+    call_command("apikey", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_create_json_prints_one_line_and_the_key_works(client):
+    out = apikey("create", "--email", "New@Example.test", "--name", "CI", "--json")
+    assert out.count("\n") == 1
+    created = json.loads(out)
+    assert set(created) == {"id", "key", "expiresAt"}
+    key = ApiKey.objects.get(pk=created["id"])
+    assert key.name == "CI"
+    assert key.developer.user.email == "new@example.test"
+    assert key.developer.access == Developer.Access.APPROVED
+    assert not key.developer.user.has_usable_password()
+    response = client.get("/v1/data/account", HTTP_AUTHORIZATION=f"Bearer {created['key']}")
+    assert response.status_code == 200
+    assert response.json()["data"]["key"]["expiresAt"] == created["expiresAt"]
+
+
+def test_create_sets_quota_rate_and_earlier_expiry():
+    expires = (timezone.now() + timedelta(days=10)).replace(microsecond=0)
+    created = json.loads(
+        apikey(
+            "create", "--email", "q@example.test", "--quota", "50", "--rate-limit", "10/s",
+            "--expires-at", expires.isoformat(), "--json",
+        )
+    )  # fmt: skip
+    key = ApiKey.objects.get(pk=created["id"])
+    assert (key.monthly_quota, key.rate_limit, key.expires_at) == (50, "10/s", expires)
+
+
+def test_second_key_for_the_same_email_reuses_the_developer():
+    apikey("create", "--email", "same@example.test", "--json")
+    apikey("create", "--email", "same@example.test", "--json")
+    assert Developer.objects.filter(user__email="same@example.test").count() == 1
+    assert ApiKey.objects.filter(developer__user__email="same@example.test").count() == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--expires-at", "2099-01-01T00:00:00Z"], "90 days"),
+        (["--expires-at", "yesterday"], "ISO 8601"),
+        (["--rate-limit", "lots"], "N/s, N/m or N/h"),
+        (["--quota", "-1"], "zero or more"),
+    ],
+)
+def test_create_refuses_bad_options_and_issues_nothing(args, message):
+    with pytest.raises(CommandError, match=message):
+        apikey("create", "--email", "bad@example.test", *args)
+    assert not ApiKey.objects.exists()
+
+
+def test_plain_create_shows_the_key_once_with_a_warning():
+    out = apikey("create", "--email", "plain@example.test")
+    assert "never again" in out
+    raw = out.strip().splitlines()[-1].strip()
+    assert raw.startswith("pi_beta_")
+    assert ApiKey.objects.get().prefix == raw[:16]
+
+
+def test_revoke_deactivate_activate_and_list(client):
+    created = json.loads(apikey("create", "--email", "ops@example.test", "--json"))
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {created['key']}"}
+    key_id = str(created["id"])
+
+    apikey("deactivate", key_id)
+    assert client.get("/v1/data/account", **auth).json()["error"]["code"] == "inactive_api_key"
+    assert "inactive" in apikey("list", "--email", "ops@example.test")
+    apikey("activate", key_id)
+    assert client.get("/v1/data/account", **auth).status_code == 200
+    apikey("revoke", key_id)
+    assert client.get("/v1/data/account", **auth).json()["error"]["code"] == "revoked_api_key"
+    listing = apikey("list")
+    assert "revoked" in listing and created["key"][:16] in listing
+    assert created["key"] not in listing
+    with pytest.raises(CommandError, match="permanent"):
+        apikey("activate", key_id)
+
+
+def test_unknown_id_is_a_clear_error():
+    with pytest.raises(CommandError, match="No API key with id 999"):
+        apikey("revoke", "999")

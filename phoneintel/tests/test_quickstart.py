@@ -1,0 +1,73 @@
+"""`make run` from a fresh clone serves, and the key it prints answers 200."""
+
+import os
+import re
+import selectors
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+KEY_LINE = re.compile(r"^(pi_beta_[0-9A-Za-z]{38})$")
+# A fresh machine has none of the test run's settings.
+TEST_ONLY = {"DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY", "API_KEY_SECRET",
+             "CACHE_KEY_PREFIX", "DJANGO_SETTINGS_MODULE", "MAKEFLAGS", "MAKELEVEL"}  # fmt: skip
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.live
+def test_make_run_from_a_fresh_clone_serves_with_a_working_demo_key(tmp_path):
+    clone = tmp_path / "phoneintel"
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k not in TEST_ONLY} | {"PORT": str(port)}
+    process = subprocess.Popen(
+        ["make", "run"], cwd=clone, env=env, start_new_session=True,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    output: list[str] = []
+    try:
+        key = _wait_for_key(process, output, deadline=time.monotonic() + 300)
+        assert key, "make run printed no key:\n" + "".join(output[-40:])
+        response = _wait_for_200(f"http://127.0.0.1:{port}/v1/data/account", key)
+        assert response.status_code == 200, "".join(output[-40:])
+        assert response.json()["data"]["key"]["prefix"] == key[:16]
+        assert (clone / "db.sqlite3").exists()  # the embedded default, no PostgreSQL needed
+        assert httpx.get(f"http://127.0.0.1:{port}/").status_code == 200
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=20)
+
+
+def _wait_for_key(process, output: list[str], deadline: float) -> str | None:
+    selector = selectors.DefaultSelector()
+    selector.register(process.stdout, selectors.EVENT_READ)
+    while time.monotonic() < deadline and process.poll() is None:
+        if not selector.select(timeout=1):
+            continue
+        line = process.stdout.readline()
+        output.append(line)
+        if match := KEY_LINE.match(line.strip()):
+            return match.group(1)
+    return None
+
+
+def _wait_for_200(url: str, key: str) -> httpx.Response:
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            return httpx.get(url, headers={"Authorization": f"Bearer {key}"}, timeout=5)
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.25)
