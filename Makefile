@@ -9,6 +9,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 TEST_ENV := DEBUG=0 DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
 	SECRET_KEY=test-only-secret-key-0123456789abcdef0123456789 \
 	API_KEY_SECRET=test-only-api-key-secret-0123456789abcdef0123 \
+	EXPOSURE_HASH_SECRET=test-only-exposure-secret-0123456789abcdef \
 	CACHE_KEY_PREFIX=phoneintel-test
 
 .PHONY: run test lint check bench install clean

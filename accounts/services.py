@@ -3,13 +3,14 @@
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from accounts import crypto
-from accounts.models import KEY_LIFETIME, ApiKey, Developer, User
-from phoneintel.errors import ErrorCode
+from accounts.models import KEY_LIFETIME, ApiKey, Developer, MonthlyUsage, User, month_start
+from accounts.selectors import UsageSummary, usage_for_key
+from phoneintel.errors import ApiError, ErrorCode
 
 
 class KeyRejected(Exception):
@@ -146,3 +147,52 @@ def api_key_touch(*, api_key_id: int, now: datetime) -> None:
     """Records use at most once a minute per key, whichever process gets there first."""
     stale = Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - LAST_USED_RESOLUTION)
     ApiKey.objects.filter(stale, pk=api_key_id).update(last_used_at=now)
+
+
+class QuotaExceeded(Exception):
+    def __init__(self, usage: UsageSummary, units: int):
+        super().__init__("monthly quota exceeded")
+        self.usage = usage
+        self.units = units
+
+    def as_api_error(self, now: datetime) -> ApiError:
+        usage = self.usage
+        return ApiError.retry_later(
+            429,
+            ErrorCode.QUOTA_EXCEEDED,
+            f"This call needs {self.units} unit(s) but the key has {usage.units_remaining} of"
+            f" {usage.units_quota} left for {usage.period:%Y-%m}. The quota resets at"
+            f" {usage.resets_at:%Y-%m-%dT%H:%M:%SZ}. Nothing was charged.",
+            int((usage.resets_at - now).total_seconds()) + 1,
+        )
+
+
+def charge_units(*, api_key: ApiKey, units: int, now: datetime) -> UsageSummary:
+    """Adds `units` to this month's usage of the key, or raises QuotaExceeded and adds nothing.
+
+    The check and the charge are one statement: the upsert takes the row lock, so
+    concurrent callers queue on it and each sees the total the previous one left;
+    none can pass the `WHERE` on a stale count. Call it inside the transaction that
+    commits the lookup, so a failure after it rolls the charge back.
+    """
+    if units <= 0:
+        raise ValueError("charge at least one unit")
+    period = month_start(now)
+    quota = api_key.monthly_quota
+    table = MonthlyUsage._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            INSERT INTO {table} (api_key_id, period, units_used)
+            SELECT %s, %s, %s WHERE %s <= %s
+            ON CONFLICT (api_key_id, period) DO UPDATE
+                SET units_used = {table}.units_used + EXCLUDED.units_used
+                WHERE {table}.units_used + EXCLUDED.units_used <= %s
+            RETURNING units_used
+            """,  # noqa: S608  (the table name is ours; values are parameters)
+            [api_key.pk, period, units, units, quota, quota],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        raise QuotaExceeded(usage_for_key(api_key=api_key, now=now), units)
+    return UsageSummary(period=period, units_used=row[0], units_quota=quota)

@@ -40,3 +40,19 @@ class Product(models.Model):
     @property
     def is_planned(self) -> bool:
         return self.availability == self.Availability.PLANNED
+
+
+class LookupSwitch(models.Model):
+    """The beta-wide switch: when paused, every lookup endpoint answers 503."""
+
+    paused = models.BooleanField(default=False)
+    reason = models.CharField(
+        max_length=200, blank=True, help_text="For staff; not shown to callers."
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = "beta-wide lookup switch"
+
+    def __str__(self):
+        return "All lookups paused" if self.paused else "Lookups running"

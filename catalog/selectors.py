@@ -1,4 +1,4 @@
-from catalog.models import Product
+from catalog.models import LookupSwitch, Product
 
 
 def catalog_products():
@@ -6,4 +6,7 @@ def catalog_products():
 
 
 def product_is_paused(*, slug: str) -> bool:
-    return Product.objects.filter(slug=slug, is_paused=True).exists()
+    """Paused by its own flag or by the beta-wide switch: one query for both."""
+    own = Product.objects.filter(slug=slug, is_paused=True).values("pk")
+    beta = LookupSwitch.objects.filter(paused=True).values("pk")
+    return own.union(beta, all=True).exists()

@@ -11,7 +11,8 @@ score, and ten scam or fraud reports from the last 90 days alone give 78 ("high"
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -96,27 +97,47 @@ def _require_aware(moment: datetime) -> None:
         raise ValueError("datetimes must be timezone-aware")
 
 
-def _recency(age: timedelta) -> float:
-    for days, factor in RECENCY_FACTORS:
+def recency_bucket(age: timedelta) -> int:
+    """Index into RECENCY_FACTORS; len(RECENCY_FACTORS) means older than all of them."""
+    for bucket, (days, _factor) in enumerate(RECENCY_FACTORS):
         if age <= timedelta(days=days):
-            return factor
-    return OLD_REPORT_FACTOR
+            return bucket
+    return len(RECENCY_FACTORS)
+
+
+def _bucket_factor(bucket: int) -> float:
+    return RECENCY_FACTORS[bucket][1] if bucket < len(RECENCY_FACTORS) else OLD_REPORT_FACTOR
+
+
+# (category, recency bucket) -> number of reports; what the database aggregates for us.
+ReportTally = Mapping[tuple[str, int], int]
 
 
 def assess_risk(
     *, number_type: str, exposed: bool, reports: Iterable[Report], now: datetime
 ) -> RiskAssessment:
-    if number_type not in NUMBER_TYPE_POINTS:
-        raise ValueError(f"unknown number type {number_type!r}")
     _require_aware(now)
-    terms = []
+    tally: Counter[tuple[str, int]] = Counter()
     for report in reports:
-        if report.category not in CATEGORY_WEIGHTS:
-            raise ValueError(f"unknown report category {report.category!r}")
         _require_aware(report.reported_at)
         # Clock skew can date a report after `now`; a negative age would otherwise be "newest".
         age = max(now - report.reported_at, timedelta(0))
-        terms.append(CATEGORY_WEIGHTS[report.category] * _recency(age))
+        tally[(report.category, recency_bucket(age))] += 1
+    return assess_risk_from_tally(number_type=number_type, exposed=exposed, tally=tally)
+
+
+def assess_risk_from_tally(
+    *, number_type: str, exposed: bool, tally: ReportTally
+) -> RiskAssessment:
+    if number_type not in NUMBER_TYPE_POINTS:
+        raise ValueError(f"unknown number type {number_type!r}")
+    terms = []
+    for (category, bucket), count in tally.items():
+        if category not in CATEGORY_WEIGHTS:
+            raise ValueError(f"unknown report category {category!r}")
+        if count < 0:
+            raise ValueError("report counts are never negative")
+        terms.append(CATEGORY_WEIGHTS[category] * _bucket_factor(bucket) * count)
     # fsum is exactly rounded, so the total cannot shrink when a term is added in any order.
     evidence = math.fsum(terms)
     raw = REPORT_POINTS_MAX * -math.expm1(-evidence / REPORT_SATURATION)

@@ -1,4 +1,10 @@
-"""OpenAPI building blocks shared by every endpoint: envelopes and error responses."""
+"""OpenAPI building blocks shared by every endpoint: envelopes and error responses.
+
+Named components are built once (cached): drf-spectacular refuses two different
+classes under one component name.
+"""
+
+from functools import cache
 
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, inline_serializer
 from rest_framework import serializers
@@ -27,6 +33,7 @@ PUBLIC_ERROR_STATUSES = (404, 405, 429, 500, 503)
 AUTHENTICATED_ERROR_STATUSES = (400, 401, 404, 405, 413, 422, 429, 500, 503)
 
 
+@cache
 def _error_details():
     return inline_serializer(
         "ErrorDetail",
@@ -59,6 +66,7 @@ ErrorEnvelope = inline_serializer(
 )
 
 
+@cache
 def usage_schema():
     return inline_serializer(
         "Usage",

@@ -20,10 +20,13 @@ if DEBUG:
     _dev_secret = "dev-only-not-secret-" + "x" * 40
     SECRET_KEY = env.str("SECRET_KEY", default=_dev_secret)
     API_KEY_SECRET = env.str("API_KEY_SECRET", default=_dev_secret)
+    EXPOSURE_HASH_SECRET = env.str("EXPOSURE_HASH_SECRET", default=_dev_secret)
 else:
     # No fallback: a production process must never run on a known secret.
     SECRET_KEY = env.str("SECRET_KEY")
     API_KEY_SECRET = env.str("API_KEY_SECRET")
+    # Exposure data is stored as HMAC-SHA-256 of the number under this secret.
+    EXPOSURE_HASH_SECRET = env.str("EXPOSURE_HASH_SECRET")
 
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
@@ -82,7 +85,9 @@ DATABASES = {
 }
 # Persistent connections: opening one per request would cost more than the lookup.
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
-DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# No per-request `SELECT 1`: a connection that died is dropped after the request
+# that hit it, which answers 500 and charges nothing.
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.str("REDIS_URL", default="")
@@ -139,6 +144,8 @@ API_MAX_BODY_BYTES = 32 * 1024
 API_KEY_LIFETIME_DAYS = 90
 API_DEFAULT_MONTHLY_QUOTA = 1000
 API_DEFAULT_RATE_LIMIT = "600/m"
+# What a paused product tells callers to wait before retrying.
+PAUSED_RETRY_AFTER_SECONDS = 300
 # Failed authentications per client address before it is refused outright.
 API_AUTH_FAILURE_RATE = env.str("API_AUTH_FAILURE_RATE", default="30/m")
 

@@ -16,5 +16,6 @@ target.write_text(
     "DEBUG=1\n"
     f"SECRET_KEY={secrets.token_urlsafe(48)}\n"
     f"API_KEY_SECRET={secrets.token_urlsafe(48)}\n"
+    f"EXPOSURE_HASH_SECRET={secrets.token_urlsafe(48)}\n"
 )
 print(f"Wrote {target} for local development.")

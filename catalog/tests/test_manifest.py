@@ -72,10 +72,10 @@ def test_openapi_document_is_bare_3_1_with_the_contract_version(client):
 
 
 def test_openapi_document_validates():
+    import json
+
     from openapi_spec_validator import validate
 
     from phoneintel.schema import openapi_document
-
-    import json
 
     validate(json.loads(openapi_document()[0]))

@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 KEY_LINE = re.compile(r"^(pi_beta_[0-9A-Za-z]{38})$")
 # A fresh machine has none of the test run's settings.
 TEST_ONLY = {"DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY", "API_KEY_SECRET",
-             "CACHE_KEY_PREFIX", "DJANGO_SETTINGS_MODULE", "MAKEFLAGS", "MAKELEVEL"}  # fmt: skip
+             "EXPOSURE_HASH_SECRET", "CACHE_KEY_PREFIX", "DJANGO_SETTINGS_MODULE",
+             "MAKEFLAGS", "MAKELEVEL"}  # fmt: skip
 
 
 def _free_port() -> int:

@@ -1,0 +1,181 @@
+"""OpenAPI shapes of lookup results (documentation; the views build plain dicts)."""
+
+from functools import cache
+
+from drf_spectacular.utils import OpenApiExample, PolymorphicProxySerializer, inline_serializer
+from rest_framework import serializers
+
+from lookups.phone import NUMBER_TYPES
+from lookups.risk import LEVELS
+from lookups.services import LookupProduct
+
+
+def _phone_number():
+    return serializers.CharField(help_text="The number in E.164, e.g. `+442079460018`.")
+
+
+def _found():
+    return serializers.BooleanField(help_text="Always true in a found result.")
+
+
+@cache
+def _risk():
+    return inline_serializer(
+        "Risk",
+        {
+            "score": serializers.IntegerField(min_value=0, max_value=100),
+            "level": serializers.ChoiceField(
+                choices=LEVELS, help_text="low 0-39, medium 40-69, high 70-100."
+            ),
+        },
+    )
+
+
+@cache
+def not_found_result():
+    return inline_serializer(
+        "NotFoundResult",
+        {
+            "phoneNumber": _phone_number(),
+            "found": serializers.BooleanField(help_text="Always false here."),
+        },
+    )
+
+
+FOUND = {
+    LookupProduct.PHONE_LOOKUP: lambda: inline_serializer(
+        "PhoneLookupResult",
+        {
+            "phoneNumber": _phone_number(),
+            "found": _found(),
+            "risk": _risk(),
+            "reportCount": serializers.IntegerField(
+                min_value=0, help_text="Reports on record for the number."
+            ),
+        },
+    ),
+    LookupProduct.PHONE_RISK: lambda: inline_serializer(
+        "PhoneRiskResult", {"phoneNumber": _phone_number(), "found": _found(), "risk": _risk()}
+    ),
+    LookupProduct.CARRIER_LOOKUP: lambda: inline_serializer(
+        "CarrierLookupResult",
+        {
+            "phoneNumber": _phone_number(),
+            "found": _found(),
+            "carrier": inline_serializer(
+                "Carrier",
+                {
+                    "operatorName": serializers.CharField(
+                        allow_blank=True,
+                        help_text="A ported-number override if we have one, else the numbering"
+                        " plan's original allocation (English), else empty.",
+                    ),
+                    "numberType": serializers.ChoiceField(choices=NUMBER_TYPES),
+                    "country": serializers.CharField(
+                        allow_blank=True,
+                        help_text="The number's own region, ISO 3166-1 alpha-2, upper case;"
+                        " empty for non-geographic numbers.",
+                    ),
+                },
+            ),
+        },
+    ),
+    LookupProduct.REVERSE_PHONE_LOOKUP: lambda: inline_serializer(
+        "ReversePhoneLookupResult",
+        {
+            "phoneNumber": _phone_number(),
+            "found": _found(),
+            "business": inline_serializer(
+                "Business",
+                {
+                    "name": serializers.CharField(),
+                    "verified": serializers.BooleanField(help_text="Always true."),
+                },
+            ),
+        },
+    ),
+    LookupProduct.PHONE_EXPOSURE: lambda: inline_serializer(
+        "PhoneExposureResult",
+        {
+            "atRisk": serializers.BooleanField(
+                help_text="Whether the number appears in the exposure data. Nothing else is said."
+            )
+        },
+    ),
+}
+
+NAMES = {
+    LookupProduct.PHONE_LOOKUP: "PhoneLookup",
+    LookupProduct.PHONE_RISK: "PhoneRisk",
+    LookupProduct.CARRIER_LOOKUP: "CarrierLookup",
+    LookupProduct.REVERSE_PHONE_LOOKUP: "ReversePhoneLookup",
+    LookupProduct.PHONE_EXPOSURE: "PhoneExposure",
+}
+
+
+@cache
+def result_schema(product: LookupProduct):
+    return PolymorphicProxySerializer(
+        component_name=f"{NAMES[product]}ResultOrNotFound",
+        serializers=[FOUND[product](), not_found_result()],
+        resource_type_field_name=None,
+    )
+
+
+EXAMPLE_RESULTS = {
+    LookupProduct.PHONE_LOOKUP: {
+        "phoneNumber": "+14155550123",
+        "found": True,
+        "risk": {"score": 78, "level": "high"},
+        "reportCount": 12,
+    },
+    LookupProduct.PHONE_RISK: {
+        "phoneNumber": "+14155550123",
+        "found": True,
+        "risk": {"score": 78, "level": "high"},
+    },
+    LookupProduct.CARRIER_LOOKUP: {
+        "phoneNumber": "+447912345678",
+        "found": True,
+        "carrier": {"operatorName": "O2", "numberType": "mobile", "country": "GB"},
+    },
+    LookupProduct.REVERSE_PHONE_LOOKUP: {
+        "phoneNumber": "+442079460018",
+        "found": True,
+        "business": {"name": "Northwind Traders Ltd", "verified": True},
+    },
+    LookupProduct.PHONE_EXPOSURE: {"atRisk": True},
+}
+
+_USAGE = {
+    "period": "2026-11",
+    "unitsUsed": 13,
+    "unitsQuota": 1000,
+    "unitsRemaining": 987,
+    "resetsAt": "2026-12-01T00:00:00Z",
+}
+_META = {"requestId": "req_3f2a9c1e8b7d4f60a1b2c3d4e5f60718", "unitsCharged": 1, "usage": _USAGE}
+
+
+def examples(product: LookupProduct) -> list[OpenApiExample]:
+    not_found_phone = "+15555555555"
+    return [
+        OpenApiExample("International form", value={"phone": "+1 415 555 0123"}, request_only=True),
+        OpenApiExample(
+            "National form with country",
+            value={"phone": "(020) 7946 0018", "country": "GB"},
+            request_only=True,
+        ),
+        OpenApiExample(
+            "Found",
+            value={"data": EXAMPLE_RESULTS[product], "meta": _META},
+            response_only=True,
+            status_codes=["200"],
+        ),
+        OpenApiExample(
+            "Not found (charged)",
+            value={"data": {"phoneNumber": not_found_phone, "found": False}, "meta": _META},
+            response_only=True,
+            status_codes=["200"],
+        ),
+    ]
