@@ -1,0 +1,1 @@
+"""Benchmark harness: `make bench` (see bench/README.md)."""

@@ -1,0 +1,411 @@
+"""Throughput and latency of API endpoints against a bare Django JSON view.
+
+Run with `make bench`; bench/README.md says what is measured and how to add a scenario.
+Sets up its own PostgreSQL database and Redis DB, starts gunicorn, drives it with wrk
+and always stops gunicorn again.
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg
+import redis
+from psycopg import sql
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results" / "latest.json"
+
+DATABASE_NAME = "phoneintel_bench"
+REDIS_DB = 14
+SETTINGS_MODULE = "bench.settings"
+READY_PATH = "/bench/bare"
+WORKERS = 2
+WRK_THREADS = 1
+WRK_CONNECTIONS = 8
+WARMUP_SECONDS = 2
+SECONDS = int(os.environ.get("BENCH_SECONDS", "10"))
+TARGET_RATIO = 0.60
+
+# Replaced by the key issued for the run.
+AUTH = {"Authorization": "Bearer {api_key}"}
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    method: str
+    path: str
+    headers: dict[str, str] = field(default_factory=dict)
+    # Sent as JSON (with Content-Type: application/json) when not None.
+    body: object = None
+
+    def resolved_headers(self, api_key: str) -> dict[str, str]:
+        headers = {name: value.format(api_key=api_key) for name, value in self.headers.items()}
+        if self.body is not None:
+            headers.setdefault("Content-Type", "application/json")
+        return headers
+
+    def encoded_body(self) -> bytes | None:
+        return None if self.body is None else json.dumps(self.body).encode()
+
+
+# `bare` is the baseline every other scenario is compared with; keep it first.
+SCENARIOS = [
+    Scenario("bare", "GET", "/bench/bare"),
+    Scenario("account", "GET", "/v1/data/account", headers=AUTH),
+    # e.g. Scenario("lookup", "POST", "/v1/data/phone-lookups", AUTH, {"phone": "+14155550123"}),
+]
+
+
+@dataclass(frozen=True)
+class Result:
+    name: str
+    method: str
+    path: str
+    requests_per_second: float
+    p50_ms: float
+    p99_ms: float
+    requests: int
+    non_2xx: int
+    socket_errors: int
+
+
+class BenchError(Exception):
+    pass
+
+
+def main() -> int:
+    # SIGTERM (from make or a CI runner) unwinds like Ctrl-C, so the finally below runs.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    env = bench_env()
+    wrk = ensure_wrk()
+    reset_database(env["DATABASE_URL"])
+    redis.Redis.from_url(env["REDIS_URL"]).flushdb()
+    manage(env, "migrate", "--noinput", "-v0")
+    api_key = issue_key(env)
+
+    server = None
+    try:
+        server, base_url = start_gunicorn(env)
+        for scenario in SCENARIOS:
+            verify(base_url, scenario, api_key)
+        with tempfile.TemporaryDirectory(prefix="bench-") as scripts:
+            results = [
+                measure(wrk, base_url, scenario, api_key, Path(scripts)) for scenario in SCENARIOS
+            ]
+    except BenchError as error:
+        print(f"bench: {error}", file=sys.stderr)
+        return 1
+    finally:
+        if server is not None:
+            stop(server)
+
+    report(results)
+    failed = [r.name for r in results if r.non_2xx or r.socket_errors]
+    if failed:
+        print(f"bench: errors during the run in {', '.join(failed)}; see above.", file=sys.stderr)
+        return 1
+    return 0
+
+
+# --- Setup -----------------------------------------------------------------
+
+
+def bench_env() -> dict[str, str]:
+    """The Makefile's env with the bench's own database and Redis DB."""
+    base_db = os.environ["DATABASE_URL"].rsplit("/", 1)[0]
+    base_redis = os.environ["REDIS_URL"].rsplit("/", 1)[0]
+    return {
+        **os.environ,
+        "DATABASE_URL": f"{base_db}/{DATABASE_NAME}",
+        "REDIS_URL": f"{base_redis}/{REDIS_DB}",
+        "DJANGO_SETTINGS_MODULE": SETTINGS_MODULE,
+        "PYTHONUNBUFFERED": "1",
+    }
+
+
+def ensure_wrk() -> str:
+    wrk = shutil.which("wrk")
+    if wrk:
+        return wrk
+    print("wrk is not installed; installing it with apt-get.", flush=True)
+    install = ["apt-get", "install", "-y", "-q", "wrk"]
+    apt_env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    if subprocess.run(install, env=apt_env, check=False).returncode != 0:
+        subprocess.run(["apt-get", "update", "-q"], env=apt_env, check=True)
+        subprocess.run(install, env=apt_env, check=True)
+    wrk = shutil.which("wrk")
+    if not wrk:
+        raise SystemExit("bench: wrk is still not on PATH after apt-get install.")
+    return wrk
+
+
+def reset_database(database_url: str) -> None:
+    maintenance = database_url.rsplit("/", 1)[0] + "/postgres"
+    name = sql.Identifier(DATABASE_NAME)
+    with psycopg.connect(maintenance, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(name))
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(name))
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    completed = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if completed.returncode != 0:
+        sys.stderr.write(completed.stdout + completed.stderr)
+        raise SystemExit(f"bench: manage.py {args[0]} failed ({completed.returncode}).")
+    return completed.stdout
+
+
+def issue_key(env: dict[str, str]) -> str:
+    output = manage(
+        env,
+        *("apikey", "create", "--email", "bench@example.test", "--name", "Bench"),
+        *("--rate-limit", "1000000/m", "--quota", "100000000", "--json"),
+    )
+    return json.loads(output.strip().splitlines()[-1])["key"]
+
+
+# --- Server ----------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_gunicorn(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "phoneintel.wsgi",
+        *("--bind", f"127.0.0.1:{port}"),
+        *("--workers", str(WORKERS), "--worker-class", "sync"),
+        *("--log-level", "warning"),
+    ]
+    # Its own session, so it can be stopped as a group and Ctrl-C reaches only us.
+    server = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
+    base_url = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(server, base_url + READY_PATH)
+    except BaseException:
+        stop(server)
+        raise
+    return server, base_url
+
+
+def wait_ready(server: subprocess.Popen, url: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise BenchError(f"gunicorn exited at start ({server.returncode}).")
+        try:
+            with urllib.request.urlopen(url, timeout=1):
+                return
+        except urllib.error.HTTPError:
+            return  # Up, if unwell: verify() shows what it answers.
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            time.sleep(0.1)
+    raise BenchError(f"gunicorn did not answer within {timeout:.0f} s.")
+
+
+def stop(server: subprocess.Popen) -> None:
+    try:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=15)
+    except ProcessLookupError:
+        pass
+    except subprocess.TimeoutExpired:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
+
+
+# --- Measuring -------------------------------------------------------------
+
+
+def verify(base_url: str, scenario: Scenario, api_key: str) -> None:
+    """One request that must answer 200, so nothing measures an error page."""
+    request = urllib.request.Request(
+        base_url + scenario.path,
+        data=scenario.encoded_body(),
+        headers=scenario.resolved_headers(api_key),
+        method=scenario.method,
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            status, body = response.status, response.read()
+    except urllib.error.HTTPError as error:
+        status, body = error.code, error.read()
+    if status != 200:
+        raise BenchError(
+            f"{scenario.name}: {scenario.method} {scenario.path} answered {status}, not 200:\n"
+            + body.decode(errors="replace")
+        )
+
+
+def lua_string(value: str) -> str:
+    """A Lua string literal; anything but printable ASCII becomes a decimal escape."""
+    out = []
+    for byte in value.encode():
+        char = chr(byte)
+        if char in '"\\' or not 32 <= byte < 127:
+            out.append(f"\\{byte:03d}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
+def wrk_script(scenario: Scenario, api_key: str) -> str:
+    lines = [f"wrk.method = {lua_string(scenario.method)}"]
+    for name, value in scenario.resolved_headers(api_key).items():
+        lines.append(f"wrk.headers[{lua_string(name)}] = {lua_string(value)}")
+    body = scenario.encoded_body()
+    if body is not None:
+        lines.append(f"wrk.body = {lua_string(body.decode())}")
+    return "\n".join(lines) + "\n"
+
+
+def run_wrk(wrk: str, url: str, script: Path, seconds: int) -> str:
+    command = [
+        wrk,
+        f"-t{WRK_THREADS}",
+        f"-c{WRK_CONNECTIONS}",
+        f"-d{seconds}s",
+        "--latency",
+        *("-s", str(script)),
+        url,
+    ]
+    completed = subprocess.run(command, capture_output=True, text=True, check=False)
+    if completed.returncode != 0:
+        raise BenchError(f"wrk failed ({completed.returncode}):\n{completed.stderr}")
+    return completed.stdout
+
+
+def measure(wrk: str, base_url: str, scenario: Scenario, api_key: str, scripts: Path) -> Result:
+    script = scripts / f"{scenario.name}.lua"
+    script.write_text(wrk_script(scenario, api_key))
+    url = base_url + scenario.path
+    print(f"{scenario.name}: warm-up {WARMUP_SECONDS} s, then {SECONDS} s ...", flush=True)
+    run_wrk(wrk, url, script, WARMUP_SECONDS)
+    output = run_wrk(wrk, url, script, SECONDS)
+    try:
+        return parse_wrk(scenario, output)
+    except (AttributeError, ValueError):
+        raise BenchError(f"could not parse wrk's output:\n{output}") from None
+
+
+_TIME_UNITS_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0, "h": 3_600_000.0}
+
+
+def _ms(text: str) -> float:
+    number, unit = re.fullmatch(r"([\d.]+)([a-z]+)", text).groups()
+    return float(number) * _TIME_UNITS_MS[unit]
+
+
+def parse_wrk(scenario: Scenario, output: str) -> Result:
+    def find(pattern: str) -> str:
+        return re.search(pattern, output, re.MULTILINE).group(1)
+
+    socket_errors = re.search(
+        r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output
+    )
+    non_2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    return Result(
+        name=scenario.name,
+        method=scenario.method,
+        path=scenario.path,
+        requests_per_second=float(find(r"^Requests/sec:\s+([\d.]+)")),
+        p50_ms=_ms(find(r"^\s+50%\s+(\S+)")),
+        p99_ms=_ms(find(r"^\s+99%\s+(\S+)")),
+        requests=int(find(r"^\s+(\d+) requests in")),
+        non_2xx=int(non_2xx.group(1)) if non_2xx else 0,
+        socket_errors=sum(map(int, socket_errors.groups())) if socket_errors else 0,
+    )
+
+
+# --- Report ----------------------------------------------------------------
+
+
+def report(results: list[Result]) -> None:
+    baseline = results[0].requests_per_second
+    rows = []
+    print()
+    print(f"{'scenario':<12} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'vs bare':>8}  errors")
+    for result in results:
+        ratio = result.requests_per_second / baseline if baseline else 0.0
+        errors = result.non_2xx + result.socket_errors
+        print(
+            f"{result.name:<12} {result.requests_per_second:>9.1f} {result.p50_ms:>8.2f} "
+            f"{result.p99_ms:>8.2f} {ratio:>7.0%}  {errors or '-'}"
+        )
+        rows.append(
+            {
+                "scenario": result.name,
+                "method": result.method,
+                "path": result.path,
+                "requestsPerSecond": result.requests_per_second,
+                "p50Ms": result.p50_ms,
+                "p99Ms": result.p99_ms,
+                "ratioVsBare": round(ratio, 4),
+                "requests": result.requests,
+                "non2xx": result.non_2xx,
+                "socketErrors": result.socket_errors,
+            }
+        )
+    account = next((row for row in rows if row["scenario"] == "account"), None)
+    if account is not None:
+        print(
+            f"\naccount/bare throughput ratio: {account['ratioVsBare']:.0%} "
+            f"(target >= {TARGET_RATIO:.0%})"
+        )
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(
+        json.dumps(
+            {
+                "generatedAt": datetime.now(UTC).isoformat(timespec="seconds"),
+                "config": {
+                    "seconds": SECONDS,
+                    "warmupSeconds": WARMUP_SECONDS,
+                    "wrkThreads": WRK_THREADS,
+                    "wrkConnections": WRK_CONNECTIONS,
+                    "gunicornWorkers": WORKERS,
+                    "cpus": os.cpu_count(),
+                },
+                "scenarios": rows,
+                "accountBareRatio": account["ratioVsBare"] if account else None,
+                "targetRatio": TARGET_RATIO,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
+    print(f"Results written to {RESULTS.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit(130)
