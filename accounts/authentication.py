@@ -5,6 +5,8 @@ cookie. Keys are looked up on every request (no cache), so revocation,
 deactivation and suspension take effect on the very next request.
 """
 
+from dataclasses import dataclass
+
 from django.conf import settings
 from django.utils import timezone
 from django_ratelimit.core import get_usage
@@ -14,6 +16,14 @@ from accounts.services import KeyRejected, api_key_authenticate, api_key_touch
 from phoneintel.errors import ApiError, ErrorCode
 
 AUTH_FAILURE_GROUP = "api-auth-failures"
+
+
+@dataclass(frozen=True)
+class ApiCaller:
+    """`request.user` on the API: the developer behind the key; `request.auth` is the key."""
+
+    developer_id: int
+    is_authenticated: bool = True
 
 
 def _client_address(group, request) -> str:
@@ -62,7 +72,7 @@ class ApiKeyAuthentication(BaseAuthentication):
             request._request.after_response.append(
                 lambda: api_key_touch(api_key_id=api_key.pk, now=now)
             )
-        return api_key.developer.user, api_key
+        return ApiCaller(developer_id=api_key.developer_id), api_key
 
     def authenticate_header(self, request):
         return f'{self.keyword} realm="phoneintel"'
