@@ -1,68 +1,19 @@
-"""Validating one lookup input: the request body of a single lookup, or one bulk item."""
+"""Checking one lookup input: a single lookup's body, or one item of a bulk call.
 
-from collections.abc import Mapping
+One plain function serves both, so a single lookup and a bulk item can never
+disagree on what is valid; it is also cheap enough to run fifty times a call.
+"""
+
 from dataclasses import dataclass
 
 from rest_framework import serializers
 
 from lookups.phone import InvalidPhone, ParsedPhone, UnknownRegion, parse_phone
-from phoneintel.api import json_pointer_token
 from phoneintel.errors import ErrorCode
 
 PHONE_MAX_LENGTH = 64
-
-
-class StrictCharField(serializers.CharField):
-    """A JSON string and nothing else: DRF would otherwise accept 123 as "123"."""
-
-    default_error_messages = {"invalid": "Must be a string."}
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
-
-
-class ClosedSerializer(serializers.Serializer):
-    """Refuses properties it does not declare, naming each one."""
-
-    default_error_messages = {"unknown": "Unknown property; allowed: {allowed}."}
-
-    def to_internal_value(self, data):
-        unknown = sorted(set(data) - set(self.fields)) if isinstance(data, Mapping) else []
-        errors = {}
-        try:
-            value = super().to_internal_value(data)
-        except serializers.ValidationError as error:
-            errors = dict(error.detail) if isinstance(error.detail, Mapping) else {}
-            if not errors:
-                raise
-        allowed = ", ".join(self.fields)
-        for name in unknown:
-            errors[name] = [
-                serializers.ErrorDetail(
-                    self.error_messages["unknown"].format(allowed=allowed), code="unknown_property"
-                )
-            ]
-        if errors:
-            raise serializers.ValidationError(errors)
-        return value
-
-
-class LookupInput(ClosedSerializer):
-    phone = StrictCharField(
-        max_length=PHONE_MAX_LENGTH,
-        trim_whitespace=False,
-        help_text="The number in international (`+44 20 7946 0018`) or national form"
-        " (`020 7946 0018`, with `country`). Spaces, dashes, dots and parentheses are fine.",
-    )
-    country = StrictCharField(
-        min_length=2,
-        max_length=2,
-        required=False,
-        help_text="ISO 3166-1 alpha-2, any case. The default region for a number in national"
-        " form; ignored for a number in international form.",
-    )
+FIELDS = ("phone", "country")
+UNKNOWN_PROPERTY = "Unknown property; allowed: phone, country."
 
 
 @dataclass(frozen=True)
@@ -72,29 +23,77 @@ class InputProblem:
     detail_code: str
     message: str
 
+    def as_detail(self) -> dict:
+        return {"field": self.field, "code": self.detail_code, "message": self.message}
 
-def parse_input(values: dict, *, pointer: str = "") -> ParsedPhone | InputProblem:
-    """Tier 1 of the contract becomes a problem; tiers 2 and 3 a parsed number."""
+    @property
+    def summary(self) -> str:
+        return f"{self.field or 'The input'}: {self.message}"
+
+
+def check_input(item, *, pointer: str = "") -> ParsedPhone | list[InputProblem]:
+    """The parsed number, or every problem found (tier 1 of the contract included)."""
+    if not isinstance(item, dict):
+        return [
+            _invalid(pointer, "invalid", "Must be an object with `phone` and optional `country`.")
+        ]
+    problems = [
+        _invalid(
+            f"{pointer}/{name}", "unknown_property", "Unknown property; allowed: phone, country."
+        )
+        for name in item
+        if name not in FIELDS
+    ]
+    problems += _string_problems(item, "phone", pointer, required=True, min_len=1, max_len=64)
+    problems += _string_problems(item, "country", pointer, required=False, min_len=2, max_len=2)
+    if problems:
+        return problems
     try:
-        return parse_phone(values["phone"], values.get("country"))
+        return parse_phone(item["phone"], item.get("country"))
     except UnknownRegion as error:
-        return InputProblem(
-            ErrorCode.VALIDATION_ERROR, f"{pointer}/country", "unknown_region", error.message
-        )
+        return [_invalid(f"{pointer}/country", "unknown_region", error.message)]
     except InvalidPhone as error:
-        return InputProblem(
-            ErrorCode.INVALID_PHONE, f"{pointer}/phone", "invalid_phone", error.message
-        )
+        return [
+            InputProblem(
+                ErrorCode.INVALID_PHONE, f"{pointer}/phone", "invalid_phone", error.message
+            )
+        ]
 
 
-def first_problem(errors: dict, *, pointer: str = "") -> InputProblem:
-    """The first DRF field error of an item, as an inline bulk problem."""
-    name, messages = next(iter(errors.items()))
-    first = messages[0] if isinstance(messages, list) else messages
-    field = pointer if name == "non_field_errors" else f"{pointer}/{json_pointer_token(name)}"
-    return InputProblem(
-        ErrorCode.VALIDATION_ERROR,
-        field,
-        getattr(first, "code", "invalid"),
-        f"{field or 'item'}: {first}",
+def _string_problems(item, name, pointer, *, required, min_len, max_len) -> list[InputProblem]:
+    field = f"{pointer}/{name}"
+    if name not in item:
+        return [_invalid(field, "required", "This field is required.")] if required else []
+    value = item[name]
+    if value is None:
+        return [_invalid(field, "null", "This field may not be null.")]
+    if not isinstance(value, str):
+        return [_invalid(field, "invalid", "Must be a string.")]
+    if value == "" and min_len:
+        return [_invalid(field, "blank", "This field may not be blank.")]
+    if len(value) > max_len:
+        return [_invalid(field, "max_length", f"Must be at most {max_len} characters.")]
+    if len(value) < min_len:
+        return [_invalid(field, "min_length", f"Must be at least {min_len} characters.")]
+    return []
+
+
+def _invalid(field: str, code: str, message: str) -> InputProblem:
+    return InputProblem(ErrorCode.VALIDATION_ERROR, field, code, message)
+
+
+class LookupInput(serializers.Serializer):
+    """The request body as documented in the OpenAPI document (checked by `check_input`)."""
+
+    phone = serializers.CharField(
+        max_length=PHONE_MAX_LENGTH,
+        help_text="The number in international (`+44 20 7946 0018`) or national form"
+        " (`020 7946 0018`, with `country`). Spaces, dashes, dots and parentheses are fine.",
+    )
+    country = serializers.CharField(
+        min_length=2,
+        max_length=2,
+        required=False,
+        help_text="ISO 3166-1 alpha-2, any case. The default region for a number in national"
+        " form; ignored for a number in international form.",
     )

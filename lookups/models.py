@@ -86,3 +86,34 @@ class CarrierOverride(models.Model):
 
     def __str__(self):
         return f"{self.e164} → {self.operator_name}"
+
+
+class IdempotentRequest(models.Model):
+    """One use of an Idempotency-Key under one API key: claimed while running, then the answer.
+
+    The unique constraint decides which of two racing requests runs; the other
+    sees this row. Only completed 200 answers are kept; an error deletes the row.
+    """
+
+    class State(models.TextChoices):
+        PROCESSING = "processing", "Processing"
+        COMPLETED = "completed", "Completed"
+
+    api_key = models.ForeignKey("accounts.ApiKey", on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=128)
+    fingerprint = models.CharField(max_length=64, help_text="SHA-256 of method, path and body.")
+    state = models.CharField(max_length=12, choices=State.choices, default=State.PROCESSING)
+    locked_at = models.DateTimeField(help_text="When the running request claimed the key.")
+    request_id = models.CharField(max_length=40, blank=True)
+    response_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    response_body = models.TextField(blank=True, help_text="The answer as sent, byte for byte.")
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["api_key", "key"], name="one_use_per_idempotency_key")
+        ]
+
+    def __str__(self):
+        return f"{self.key} ({self.state})"

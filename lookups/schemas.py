@@ -104,6 +104,12 @@ FOUND = {
     ),
 }
 
+
+@cache
+def found_schema(product: LookupProduct):
+    return FOUND[product]()
+
+
 NAMES = {
     LookupProduct.PHONE_LOOKUP: "PhoneLookup",
     LookupProduct.PHONE_RISK: "PhoneRisk",
@@ -117,7 +123,7 @@ NAMES = {
 def result_schema(product: LookupProduct):
     return PolymorphicProxySerializer(
         component_name=f"{NAMES[product]}ResultOrNotFound",
-        serializers=[FOUND[product](), not_found_result()],
+        serializers=[found_schema(product), not_found_result()],
         resource_type_field_name=None,
     )
 
@@ -175,6 +181,88 @@ def examples(product: LookupProduct) -> list[OpenApiExample]:
         OpenApiExample(
             "Not found (charged)",
             value={"data": {"phoneNumber": not_found_phone, "found": False}, "meta": _META},
+            response_only=True,
+            status_codes=["200"],
+        ),
+    ]
+
+
+@cache
+def bulk_result():
+    any_result = PolymorphicProxySerializer(
+        component_name="AnyLookupResult",
+        serializers=[*(found_schema(p) for p in LookupProduct), not_found_result()],
+        resource_type_field_name=None,
+    )
+    item = inline_serializer(
+        "BulkItem",
+        {
+            "index": serializers.IntegerField(min_value=0, help_text="Position of the input."),
+            "data": any_result,
+            "error": inline_serializer(
+                "BulkItemError",
+                {
+                    "code": serializers.ChoiceField(choices=["invalid_phone", "validation_error"]),
+                    "message": serializers.CharField(help_text="Names the field at fault."),
+                },
+                required=False,
+            ),
+        },
+        many=True,
+    )
+    item.child.fields["data"].required = False
+    return inline_serializer(
+        "BulkResult",
+        {
+            "product": serializers.ChoiceField(choices=[p.value for p in LookupProduct]),
+            "items": item,
+        },
+    )
+
+
+def bulk_examples() -> list[OpenApiExample]:
+    inputs = [
+        {"phone": "+1 415 555 0123"},
+        {"phone": "12345"},
+        {"phone": "+15555555555"},
+        {"phone": "(020) 7946 0018", "country": "GB"},
+        {"phone": "+447912345678", "country": "ZZ"},
+    ]
+    items = [
+        {"index": 0, "data": EXAMPLE_RESULTS[LookupProduct.PHONE_RISK]},
+        {
+            "index": 1,
+            "error": {
+                "code": "invalid_phone",
+                "message": "/inputs/1/phone: A number in national format needs a country.",
+            },
+        },
+        {"index": 2, "data": {"phoneNumber": "+15555555555", "found": False}},
+        {
+            "index": 3,
+            "data": {
+                "phoneNumber": "+442079460018",
+                "found": True,
+                "risk": {"score": 0, "level": "low"},
+            },
+        },
+        {
+            "index": 4,
+            "error": {
+                "code": "validation_error",
+                "message": "/inputs/4/country: The country is not a region the numbering plan"
+                " knows.",
+            },
+        },
+    ]
+    meta = {**_META, "unitsCharged": 3, "usage": {**_USAGE, "unitsUsed": 15, "unitsRemaining": 985}}
+    return [
+        OpenApiExample(
+            "Mixed inputs", value={"product": "phone-risk", "inputs": inputs}, request_only=True
+        ),
+        OpenApiExample(
+            "Mixed answer: 3 charged, 2 inline errors",
+            value={"data": {"product": "phone-risk", "items": items}, "meta": meta},
             response_only=True,
             status_codes=["200"],
         ),

@@ -7,10 +7,11 @@ Error:   {"error": {"code", "message", "requestId", "details"?}}.
 import logging
 
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django_ratelimit.exceptions import Ratelimited
 from rest_framework import exceptions as drf
 from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
 from phoneintel.errors import ApiError, ErrorCode
@@ -24,13 +25,26 @@ def is_api_path(path: str) -> bool:
     return path.startswith(API_PREFIX)
 
 
-def success(request, data, *, units_charged: int | None = None, usage: dict | None = None):
+def success_body(request, data, *, units_charged: int | None = None, usage: dict | None = None):
     meta = {"requestId": request.request_id}
     if units_charged is not None:
         meta["unitsCharged"] = units_charged
     if usage is not None:
         meta["usage"] = usage
-    return Response({"data": data, "meta": meta})
+    return {"data": data, "meta": meta}
+
+
+def success(request, data, *, units_charged: int | None = None, usage: dict | None = None):
+    return Response(success_body(request, data, units_charged=units_charged, usage=usage))
+
+
+def render_json(body: dict) -> bytes:
+    """The bytes DRF would send for `body`; stored answers are replayed from these."""
+    return JSONRenderer().render(body)
+
+
+def json_response(content: bytes, status: int = 200) -> HttpResponse:
+    return HttpResponse(content, status=status, content_type="application/json")
 
 
 def error_body(request, error: ApiError) -> dict:

@@ -187,7 +187,12 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TIMEZONE = "UTC"
-CELERY_BEAT_SCHEDULE = {}
+CELERY_BEAT_SCHEDULE = {
+    "purge-idempotency-records": {
+        "task": "lookups.tasks.purge_idempotency_records",
+        "schedule": 3600,
+    },
+}
 
 LOGGING = {
     "version": 1,

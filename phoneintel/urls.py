@@ -3,7 +3,7 @@ from django.urls import include, path, re_path
 
 from accounts.api import AccountView
 from catalog.api import ProductManifestView
-from lookups.api import LookupView
+from lookups.api import BulkLookupView, LookupView
 from lookups.services import LookupProduct
 from phoneintel.schema import OpenApiDocumentView
 from phoneintel.views import api_not_found
@@ -17,6 +17,7 @@ api_patterns = [
     path("carrier-lookups", LookupView.for_product(LookupProduct.CARRIER_LOOKUP)),
     path("reverse-phone-lookups", LookupView.for_product(LookupProduct.REVERSE_PHONE_LOOKUP)),
     path("phone-exposure-checks", LookupView.for_product(LookupProduct.PHONE_EXPOSURE)),
+    path("bulk-lookups", BulkLookupView.as_view()),
 ]
 
 urlpatterns = [

@@ -1,0 +1,65 @@
+"""Bulk lookups: up to 50 inputs of one product, each checked and charged on its own."""
+
+from rest_framework import serializers
+
+from lookups.inputs import InputProblem, LookupInput, check_input
+from lookups.phone import ParsedPhone
+from lookups.services import LookupProduct
+
+MAX_INPUTS = 50
+
+
+class BulkInput(serializers.Serializer):
+    """Checks the envelope only: items are checked one by one, so one bad item is not a 422."""
+
+    product = serializers.ChoiceField(choices=[p.value for p in LookupProduct])
+    inputs = serializers.ListField(
+        child=serializers.JSONField(), min_length=1, max_length=MAX_INPUTS
+    )
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = [name for name in data if name not in self.fields]
+            if unknown:
+                message = "Unknown property; allowed: product, inputs."
+                raise serializers.ValidationError(
+                    {name: [message] for name in unknown}, code="unknown_property"
+                )
+        return super().to_internal_value(data)
+
+
+class BulkRequest(serializers.Serializer):
+    """The request body as documented in the OpenAPI document."""
+
+    product = serializers.ChoiceField(
+        choices=[p.value for p in LookupProduct], help_text="The product every input is run on."
+    )
+    inputs = LookupInput(
+        many=True,
+        min_length=1,
+        max_length=MAX_INPUTS,
+        help_text="1 to 50 inputs, each as the body of a single lookup. An invalid input is"
+        " answered inline and not charged.",
+    )
+
+
+def check_items(inputs: list) -> list[ParsedPhone | InputProblem]:
+    """Per item: the parsed number, or the first problem (it names the field)."""
+    checked = []
+    for index, item in enumerate(inputs):
+        result = check_input(item, pointer=f"/inputs/{index}")
+        checked.append(result[0] if isinstance(result, list) else result)
+    return checked
+
+
+def bulk_items(checked: list[ParsedPhone | InputProblem], results: list) -> list[dict]:
+    """Items in input order: each carries `data` or an inline `error`."""
+    answered = iter(results)
+    items = []
+    for index, entry in enumerate(checked):
+        if isinstance(entry, InputProblem):
+            error = {"code": entry.code.value, "message": entry.summary}
+            items.append({"index": index, "error": error})
+        else:
+            items.append({"index": index, "data": next(answered)})
+    return items

@@ -1,0 +1,194 @@
+"""Idempotency-Key: a retried request is answered once and charged once.
+
+A request with a key claims (API key, Idempotency-Key) by inserting a row; the
+unique constraint makes exactly one of any racing requests the owner. The owner
+stores its 200 answer in the same transaction as the charge. Later requests with
+the same key and the same fingerprint get that answer back unchanged; with a
+different fingerprint, 409. An owner that fails deletes its claim, so the key
+can be used again; an owner that died is taken over after the lock timeout.
+"""
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db import connection
+from django.http import HttpResponse
+from django.utils import timezone
+
+from accounts.models import ApiKey
+from lookups.models import IdempotentRequest
+from phoneintel.errors import ApiError, ErrorCode
+
+HEADER = "Idempotency-Key"
+LOCK_TIMEOUT = timedelta(seconds=60)
+RETENTION = timedelta(hours=24)
+_VALID_KEY = re.compile(r"[\x21-\x7e]{8,128}")
+IN_PROGRESS_RETRY_AFTER = 1
+
+
+def idempotency_key(request, *, required: bool) -> str | None:
+    value = request.headers.get(HEADER)
+    if value is None:
+        if required:
+            message = "This endpoint needs an Idempotency-Key header, e.g. a UUID."
+            raise ApiError(
+                400,
+                ErrorCode.IDEMPOTENCY_KEY_REQUIRED,
+                message,
+                details=[{"field": HEADER, "code": "required", "message": message}],
+            )
+        return None
+    if not _VALID_KEY.fullmatch(value):
+        raise ApiError.validation(
+            HEADER, "invalid", "Must be 8 to 128 visible ASCII characters (a UUID works)."
+        )
+    return value
+
+
+def request_fingerprint(request) -> str:
+    """Method, path and the body as canonical JSON: key order and spacing do not matter."""
+    body = request._request.body
+    try:
+        canonical = json.dumps(
+            json.loads(body), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        ).encode()
+    except ValueError:
+        canonical = body
+    digest = hashlib.sha256(f"{request.method} {request.path}\n".encode())
+    digest.update(canonical)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class Claim:
+    """This request owns the key until it completes or releases it."""
+
+    record_id: int
+    locked_at: datetime
+
+    def complete(self, *, body: bytes, request_id: str, now: datetime) -> None:
+        """Stores the answer; call it in the transaction that charges."""
+        stored = IdempotentRequest.objects.filter(
+            pk=self.record_id, state=IdempotentRequest.State.PROCESSING, locked_at=self.locked_at
+        ).update(
+            state=IdempotentRequest.State.COMPLETED,
+            response_status=200,
+            response_body=body.decode(),
+            request_id=request_id,
+            expires_at=now + RETENTION,
+        )
+        if not stored:
+            # Our lock timed out and another request took the key over; it will answer.
+            raise _in_progress()
+
+    def release(self) -> None:
+        IdempotentRequest.objects.filter(
+            pk=self.record_id, state=IdempotentRequest.State.PROCESSING, locked_at=self.locked_at
+        ).delete()
+
+
+def claim_or_replay(
+    *, api_key: ApiKey, key: str, fingerprint: str, now: datetime
+) -> Claim | HttpResponse:
+    """The claim if this request may run; the stored answer if it already ran; else 409."""
+    for _attempt in range(3):
+        record_id = _insert_claim(api_key=api_key, key=key, fingerprint=fingerprint, now=now)
+        if record_id is not None:
+            return Claim(record_id=record_id, locked_at=now)
+        record = IdempotentRequest.objects.filter(api_key_id=api_key.pk, key=key).first()
+        if record is None:
+            continue  # released between our insert and our read: try again
+        if record.expires_at <= now:
+            if _take_over(record, fingerprint=fingerprint, now=now):
+                return Claim(record_id=record.pk, locked_at=now)
+            continue
+        if record.fingerprint != fingerprint:
+            raise ApiError(
+                409,
+                ErrorCode.IDEMPOTENCY_CONFLICT,
+                "This Idempotency-Key was used for a different request. Use a new key for a new"
+                " request.",
+            )
+        if record.state == IdempotentRequest.State.COMPLETED:
+            return replay(record)
+        if record.locked_at > now - LOCK_TIMEOUT:
+            raise _in_progress()
+        if _take_over(record, fingerprint=fingerprint, now=now):
+            return Claim(record_id=record.pk, locked_at=now)
+    raise _in_progress()
+
+
+def replay(record: IdempotentRequest) -> HttpResponse:
+    response = HttpResponse(
+        record.response_body, status=record.response_status, content_type="application/json"
+    )
+    response["Idempotent-Replayed"] = "true"
+    response["X-Request-Id"] = record.request_id
+    return response
+
+
+def purge_expired(*, now: datetime | None = None) -> int:
+    """Deletes records past their retention; a running claim is kept until its lock is stale."""
+    now = now or timezone.now()
+    deleted, _ = (
+        IdempotentRequest.objects.filter(expires_at__lte=now)
+        .exclude(state=IdempotentRequest.State.PROCESSING, locked_at__gt=now - LOCK_TIMEOUT)
+        .delete()
+    )
+    return deleted
+
+
+def _in_progress() -> ApiError:
+    return ApiError.retry_later(
+        409,
+        ErrorCode.IDEMPOTENCY_IN_PROGRESS,
+        "A request with this Idempotency-Key is still running. Retry shortly to get its answer.",
+        IN_PROGRESS_RETRY_AFTER,
+    )
+
+
+def _insert_claim(*, api_key: ApiKey, key: str, fingerprint: str, now: datetime) -> int | None:
+    table = IdempotentRequest._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            INSERT INTO {table}
+                (api_key_id, key, fingerprint, state, locked_at, request_id, response_body,
+                 created_at, expires_at)
+            VALUES (%s, %s, %s, %s, %s, '', '', %s, %s)
+            ON CONFLICT (api_key_id, key) DO NOTHING
+            RETURNING id
+            """,  # noqa: S608  (the table name is ours; values are parameters)
+            [
+                api_key.pk,
+                key,
+                fingerprint,
+                IdempotentRequest.State.PROCESSING,
+                now,
+                now,
+                now + RETENTION,
+            ],
+        )
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
+def _take_over(record: IdempotentRequest, *, fingerprint: str, now: datetime) -> bool:
+    """Compare-and-swap on the lock time: of several takers, exactly one wins."""
+    return bool(
+        IdempotentRequest.objects.filter(
+            pk=record.pk, state=record.state, locked_at=record.locked_at
+        ).update(
+            fingerprint=fingerprint,
+            state=IdempotentRequest.State.PROCESSING,
+            locked_at=now,
+            request_id="",
+            response_status=None,
+            response_body="",
+            created_at=now,
+            expires_at=now + RETENTION,
+        )
+    )

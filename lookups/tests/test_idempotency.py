@@ -1,0 +1,229 @@
+"""Idempotency-Key: a retried request is answered once and charged once."""
+
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+import httpx
+import pytest
+from django.utils import timezone
+
+from accounts.models import MonthlyUsage
+from lookups.idempotency import purge_expired
+from lookups.models import IdempotentRequest
+
+pytestmark = pytest.mark.django_db
+
+PHONE = {"phone": "+447912345678"}
+
+
+@pytest.fixture
+def key(make_key):
+    return make_key()
+
+
+def post(client, raw, path, body, idem=None, **extra):
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
+    if idem is not None:
+        headers["HTTP_IDEMPOTENCY_KEY"] = idem
+    return client.post(
+        f"/v1/data/{path}", body, content_type="application/json", **headers, **extra
+    )
+
+
+def test_replay_returns_the_same_answer_and_charges_nothing(client, key, units_used):
+    first = post(client, key[1], "phone-lookups", PHONE, "retry-0001")
+    again = post(client, key[1], "phone-lookups", PHONE, "retry-0001")
+    assert first.status_code == again.status_code == 200
+    assert again.content == first.content
+    assert again["Idempotent-Replayed"] == "true"
+    assert "Idempotent-Replayed" not in first
+    assert again["X-Request-Id"] == first["X-Request-Id"] == first.json()["meta"]["requestId"]
+    assert units_used(key[0]) == 1
+
+
+def test_replay_ignores_key_order_and_spacing(client, key, units_used):
+    post(
+        client, key[1], "phone-lookups", '{"phone": "+447912345678", "country": "GB"}', "order-001"
+    )
+    again = post(
+        client, key[1], "phone-lookups", '{"country":"GB","phone":"+447912345678"}', "order-001"
+    )
+    assert again["Idempotent-Replayed"] == "true"
+    assert units_used(key[0]) == 1
+
+
+def test_same_key_with_another_request_is_409_conflict(client, key, units_used):
+    post(client, key[1], "phone-lookups", PHONE, "conflict-1")
+    other = post(client, key[1], "phone-lookups", {"phone": "+442079460018"}, "conflict-1")
+    assert other.status_code == 409
+    assert other.json()["error"]["code"] == "idempotency_conflict"
+    elsewhere = post(client, key[1], "phone-risk-checks", PHONE, "conflict-1")
+    assert elsewhere.json()["error"]["code"] == "idempotency_conflict"
+    assert units_used(key[0]) == 1
+
+
+def test_same_key_while_the_first_still_runs_is_409_in_progress(client, key, units_used):
+    now = timezone.now()
+    from lookups.idempotency import claim_or_replay, request_fingerprint  # noqa: F401
+
+    IdempotentRequest.objects.create(
+        api_key=key[0],
+        key="running-01",
+        fingerprint=_fingerprint_of(client, key, "phone-lookups", PHONE),
+        locked_at=now,
+        expires_at=now + timedelta(hours=24),
+    )
+    response = post(client, key[1], "phone-lookups", PHONE, "running-01")
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "idempotency_in_progress"
+    assert response["Retry-After"] == "1"
+    assert units_used(key[0]) == 0
+
+
+def test_a_claim_whose_worker_died_is_taken_over_after_the_lock_timeout(client, key, units_used):
+    stale = timezone.now() - timedelta(seconds=61)
+    IdempotentRequest.objects.create(
+        api_key=key[0],
+        key="orphan-001",
+        fingerprint=_fingerprint_of(client, key, "phone-lookups", PHONE),
+        locked_at=stale,
+        expires_at=stale + timedelta(hours=24),
+    )
+    response = post(client, key[1], "phone-lookups", PHONE, "orphan-001")
+    assert response.status_code == 200
+    assert units_used(key[0]) == 1
+    assert IdempotentRequest.objects.get(key="orphan-001").state == "completed"
+
+
+def test_an_errored_first_try_leaves_the_key_usable(client, key, units_used):
+    bad = post(client, key[1], "phone-lookups", {"phone": "nonsense"}, "fix-and-retry")
+    assert bad.status_code == 422
+    assert not IdempotentRequest.objects.exists()
+    good = post(client, key[1], "phone-lookups", PHONE, "fix-and-retry")
+    assert good.status_code == 200 and "Idempotent-Replayed" not in good
+    assert units_used(key[0]) == 1
+
+
+def test_quota_refusal_stores_nothing(client, make_key, units_used):
+    key = make_key(monthly_quota=0)
+    refused = post(client, key[1], "phone-lookups", PHONE, "quota-none")
+    assert refused.json()["error"]["code"] == "quota_exceeded"
+    assert not IdempotentRequest.objects.exists()
+
+
+def test_idempotency_keys_of_two_api_keys_never_collide(client, make_key, units_used):
+    first, second = make_key(), make_key()
+    a = post(client, first[1], "phone-lookups", PHONE, "shared-key-123")
+    b = post(client, second[1], "phone-lookups", PHONE, "shared-key-123")
+    assert a.status_code == b.status_code == 200
+    assert "Idempotent-Replayed" not in b
+    assert a.json()["meta"]["requestId"] != b.json()["meta"]["requestId"]
+    assert units_used(first[0]) == units_used(second[0]) == 1
+
+
+@pytest.mark.parametrize("value", ["short", "x" * 129, "has space x", "tab\there1", "é" * 10])
+def test_malformed_idempotency_key_is_422_on_the_header(client, key, units_used, value):
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {key[1]}", "HTTP_IDEMPOTENCY_KEY": value}
+    response = client.post(
+        "/v1/data/phone-lookups", PHONE, content_type="application/json", **headers
+    )
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["code"] == "validation_error"
+    assert error["details"][0]["field"] == "Idempotency-Key"
+    assert units_used(key[0]) == 0
+
+
+@pytest.mark.parametrize("value", ["a" * 8, "b" * 128, "3f2a9c1e-8b7d-4f60-a1b2-c3d4e5f60718"])
+def test_idempotency_key_lengths_8_and_128_are_accepted(client, key, value):
+    assert post(client, key[1], "phone-lookups", PHONE, value).status_code == 200
+
+
+def test_purge_removes_expired_records_and_nothing_else(key):
+    now = timezone.now()
+
+    def record(name, *, state="completed", locked_ago=0, expires_in):
+        return IdempotentRequest.objects.create(
+            api_key=key[0],
+            key=name,
+            fingerprint="f" * 64,
+            state=state,
+            locked_at=now - timedelta(seconds=locked_ago),
+            expires_at=now + expires_in,
+        )
+
+    record("expired-completed", locked_ago=90_000, expires_in=timedelta(seconds=-1))
+    record("stale-claim", state="processing", locked_ago=90_000, expires_in=timedelta(seconds=-1))
+    record("fresh", expires_in=timedelta(hours=23))
+    record("running", state="processing", expires_in=timedelta(hours=24))
+    assert purge_expired(now=now) == 2
+    assert set(IdempotentRequest.objects.values_list("key", flat=True)) == {"fresh", "running"}
+
+
+def test_purge_command_reports_what_it_removed(key):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    now = timezone.now()
+    IdempotentRequest.objects.create(
+        api_key=key[0], key="old-record", fingerprint="f" * 64, state="completed",
+        locked_at=now - timedelta(days=2), expires_at=now - timedelta(days=1),
+    )  # fmt: skip
+    out = StringIO()
+    call_command("purge_idempotency", stdout=out)
+    assert "Removed 1 expired idempotency record" in out.getvalue()
+    assert not IdempotentRequest.objects.exists()
+
+
+def test_purge_task_runs_through_celery(key):
+    from lookups.tasks import purge_idempotency_records
+
+    now = timezone.now()
+    IdempotentRequest.objects.create(
+        api_key=key[0], key="old-record", fingerprint="f" * 64, state="completed",
+        locked_at=now - timedelta(days=2), expires_at=now - timedelta(days=1),
+    )  # fmt: skip
+    assert purge_idempotency_records.apply().get() == 1
+    assert not IdempotentRequest.objects.exists()
+
+
+def _fingerprint_of(client, key, path, body) -> str:
+    from django.test import RequestFactory
+    from rest_framework.request import Request
+
+    from lookups.idempotency import request_fingerprint
+
+    import json
+
+    django_request = RequestFactory().post(
+        f"/v1/data/{path}", json.dumps(body), content_type="application/json"
+    )
+    return request_fingerprint(Request(django_request))
+
+
+@pytest.mark.live
+def test_racing_retries_of_one_bulk_call_charge_once(gunicorn_server, make_key):
+    key, raw = make_key(rate_limit="1000/m")
+    servers = [gunicorn_server(workers=2), gunicorn_server(workers=2)]
+    body = {
+        "product": "phone-risk",
+        "inputs": [{"phone": f"+4479123456{i:02d}"} for i in range(40)],
+    }
+    headers = {"Authorization": f"Bearer {raw}", "Idempotency-Key": "race-bulk-0001"}
+
+    def call(i: int) -> httpx.Response:
+        url = servers[i % 2].url + "/v1/data/bulk-lookups"
+        return httpx.post(url, json=body, headers=headers, timeout=30)
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        answers = list(pool.map(call, range(8)))
+    fresh = [a for a in answers if a.status_code == 200 and "Idempotent-Replayed" not in a.headers]
+    replays = [a for a in answers if a.headers.get("Idempotent-Replayed") == "true"]
+    busy = [a for a in answers if a.status_code == 409]
+    assert len(fresh) == 1
+    assert len(fresh) + len(replays) + len(busy) == 8
+    assert all(a.json()["error"]["code"] == "idempotency_in_progress" for a in busy)
+    assert all(r.content == fresh[0].content for r in replays)
+    assert fresh[0].json()["meta"]["unitsCharged"] == 40
+    assert MonthlyUsage.objects.get(api_key=key).units_used == 40
