@@ -187,7 +187,7 @@ def charge_units(*, api_key: ApiKey, units: int, now: datetime) -> UsageSummary:
                 WHERE {table}.units_used + EXCLUDED.units_used <= %s
             RETURNING units_used
             """,  # noqa: S608  (the table name is ours; values are parameters)
-            [api_key.pk, period, units, units, quota, quota],
+            [api_key.pk, connection.ops.adapt_datefield_value(period), units, units, quota, quota],
         )
         row = cursor.fetchone()
     if row is None:

@@ -6,6 +6,7 @@ and always stops gunicorn again.
 """
 
 import json
+import uuid
 import os
 import re
 import shutil
@@ -51,11 +52,15 @@ class Scenario:
     headers: dict[str, str] = field(default_factory=dict)
     # Sent as JSON (with Content-Type: application/json) when not None.
     body: object = None
+    # A fresh Idempotency-Key on every request, so nothing is a replay.
+    unique_idempotency_key: bool = False
 
     def resolved_headers(self, api_key: str) -> dict[str, str]:
         headers = {name: value.format(api_key=api_key) for name, value in self.headers.items()}
         if self.body is not None:
             headers.setdefault("Content-Type", "application/json")
+        if self.unique_idempotency_key:
+            headers["Idempotency-Key"] = f"bench-verify-{uuid.uuid4()}"
         return headers
 
     def encoded_body(self) -> bytes | None:
@@ -63,10 +68,20 @@ class Scenario:
 
 
 # `bare` is the baseline every other scenario is compared with; keep it first.
+BULK_INPUTS = [{"phone": f"+4479123456{i:02d}"} for i in range(50)]
+
 SCENARIOS = [
     Scenario("bare", "GET", "/bench/bare"),
     Scenario("account", "GET", "/v1/data/account", headers=AUTH),
-    # e.g. Scenario("lookup", "POST", "/v1/data/phone-lookups", AUTH, {"phone": "+14155550123"}),
+    Scenario("lookup", "POST", "/v1/data/phone-lookups", AUTH, {"phone": "+14155550123"}),
+    Scenario(
+        "bulk50",
+        "POST",
+        "/v1/data/bulk-lookups",
+        AUTH,
+        {"product": "phone-lookup", "inputs": BULK_INPUTS},
+        unique_idempotency_key=True,
+    ),
 ]
 
 
@@ -284,6 +299,17 @@ def wrk_script(scenario: Scenario, api_key: str) -> str:
     body = scenario.encoded_body()
     if body is not None:
         lines.append(f"wrk.body = {lua_string(body.decode())}")
+    if scenario.unique_idempotency_key:
+        # Per wrk thread: a counter and a random prefix make every key new.
+        lines += [
+            "local prefix = tostring(math.random(1, 2^30))",
+            "local counter = 0",
+            "request = function()",
+            "  counter = counter + 1",
+            '  wrk.headers["Idempotency-Key"] = "bench-" .. prefix .. "-" .. counter',
+            "  return wrk.format()",
+            "end",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -373,6 +399,18 @@ def report(results: list[Result]) -> None:
                 "non2xx": result.non_2xx,
                 "socketErrors": result.socket_errors,
             }
+        )
+    by_name = {row["scenario"]: row for row in rows}
+    if "lookup" in by_name:
+        print(
+            f"\nlookup/bare throughput ratio: {by_name['lookup']['ratioVsBare']:.0%} (target >= 50%)"
+        )
+    if "lookup" in by_name and "bulk50" in by_name:
+        single, bulk = by_name["lookup"], by_name["bulk50"]
+        print(
+            f"bulk50/lookup latency: p50 {bulk['p50Ms'] / single['p50Ms']:.1f}x, "
+            f"p99 {bulk['p99Ms'] / single['p99Ms']:.1f}x (target <= 3x); "
+            f"per item {single['p50Ms'] * 50 / bulk['p50Ms']:.0f}x cheaper than single lookups"
         )
     account = next((row for row in rows if row["scenario"] == "account"), None)
     if account is not None:

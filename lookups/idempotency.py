@@ -152,6 +152,8 @@ def _in_progress() -> ApiError:
 
 def _insert_claim(*, api_key: ApiKey, key: str, fingerprint: str, now: datetime) -> int | None:
     table = IdempotentRequest._meta.db_table
+    # Adapted as the ORM would, so later filters on locked_at match on every backend.
+    at = connection.ops.adapt_datetimefield_value
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
@@ -167,9 +169,9 @@ def _insert_claim(*, api_key: ApiKey, key: str, fingerprint: str, now: datetime)
                 key,
                 fingerprint,
                 IdempotentRequest.State.PROCESSING,
-                now,
-                now,
-                now + RETENTION,
+                at(now),
+                at(now),
+                at(now + RETENTION),
             ],
         )
         row = cursor.fetchone()

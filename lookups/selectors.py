@@ -1,7 +1,10 @@
 """Reads of intelligence data, shaped for many numbers at once.
 
 Each function is one query however many numbers it is given, so a single
-lookup and a 50-item bulk call cost the same number of round trips.
+lookup and a 50-item bulk call cost the same number of round trips. They are
+plain SQL because they sit on every lookup's path: building these queries
+through the ORM cost several times more than running them (measured: 4 ms to
+build the risk query, 0.5 ms to run it).
 """
 
 import hashlib
@@ -10,7 +13,7 @@ from collections import Counter, defaultdict
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Case, CharField, Count, IntegerField, Value, When
+from django.db import connection
 
 from lookups.models import (
     BusinessListing,
@@ -22,6 +25,11 @@ from lookups.models import (
 from lookups.risk import RECENCY_FACTORS, ReportTally
 
 _EXPOSED = "__exposed__"
+_REPORTS = NumberReport._meta.db_table
+_EXPOSURES = ExposureRecord._meta.db_table
+_COVERAGE = ExposureCoverage._meta.db_table
+_LISTINGS = BusinessListing._meta.db_table
+_OVERRIDES = CarrierOverride._meta.db_table
 
 
 def exposure_hash(e164: str) -> str:
@@ -33,75 +41,76 @@ def exposure_hash(e164: str) -> str:
 
 def risk_inputs(*, e164s: list[str], now: datetime) -> dict[str, tuple[ReportTally, bool]]:
     """Per number: its reports counted by (category, recency bucket), and whether it is exposed."""
-    buckets = Case(
-        *(
-            When(reported_at__gte=now - timedelta(days=days), then=Value(index))
-            for index, (days, _factor) in enumerate(RECENCY_FACTORS)
-        ),
-        default=Value(len(RECENCY_FACTORS)),
-        output_field=IntegerField(),
-    )
-    reports = (
-        NumberReport.objects.filter(e164__in=e164s)
-        .annotate(bucket=buckets)
-        .values_list("e164", "category", "bucket")
-        .annotate(n=Count("*"))
-        .order_by()
+    bounds = [
+        connection.ops.adapt_datetimefield_value(now - timedelta(days=days))
+        for days, _factor in RECENCY_FACTORS
+    ]
+    bucket = (
+        "CASE "
+        + " ".join(f"WHEN reported_at >= %s THEN {index}" for index in range(len(bounds)))
+        + f" ELSE {len(bounds)} END"
     )
     hashes = {exposure_hash(n): n for n in e164s}
-    exposures = (
-        ExposureRecord.objects.filter(number_hash__in=hashes)
-        .annotate(
-            category=Value(_EXPOSED, output_field=CharField()),
-            bucket=Value(-1, output_field=IntegerField()),
-            n=Value(1, output_field=IntegerField()),
-        )
-        .values_list("number_hash", "category", "bucket", "n")
-    )
+    sql = f"""
+        SELECT e164, category, {bucket}, COUNT(*) FROM {_REPORTS}
+        WHERE e164 IN ({_placeholders(e164s)}) GROUP BY 1, 2, 3
+        UNION ALL
+        SELECT number_hash, %s, -1, 1 FROM {_EXPOSURES}
+        WHERE number_hash IN ({_placeholders(hashes)})
+    """  # noqa: S608  (table names are ours; values are parameters)
     tallies: dict[str, Counter] = defaultdict(Counter)
     exposed: set[str] = set()
-    for key, category, bucket, count in reports.union(exposures, all=True):
+    for key, category, bucket_index, count in _rows(sql, [*bounds, *e164s, _EXPOSED, *hashes]):
         if category == _EXPOSED:
             exposed.add(hashes[key])
         else:
-            tallies[key][(category, bucket)] += count
+            tallies[key][(category, bucket_index)] += count
     return {n: (tallies.get(n, Counter()), n in exposed) for n in e164s}
 
 
 def exposure_facts(*, e164s: list[str], regions: set[str]) -> tuple[set[str], set[str]]:
     """(regions among `regions` the exposure data covers, numbers among `e164s` found in it)."""
     hashes = {exposure_hash(n): n for n in e164s}
-    covered = (
-        ExposureCoverage.objects.filter(region__in=regions)
-        .annotate(kind=Value("region", output_field=CharField()))
-        .values_list("kind", "region")
-    )
-    found = (
-        ExposureRecord.objects.filter(number_hash__in=hashes)
-        .annotate(kind=Value("hash", output_field=CharField()))
-        .values_list("kind", "number_hash")
-    )
-    covered_regions, exposed = set(), set()
-    for kind, value in covered.union(found, all=True):
+    regions = sorted(regions) or [""]
+    sql = f"""
+        SELECT 'region', region FROM {_COVERAGE} WHERE region IN ({_placeholders(regions)})
+        UNION ALL
+        SELECT 'hash', number_hash FROM {_EXPOSURES} WHERE number_hash IN ({_placeholders(hashes)})
+    """  # noqa: S608  (table names are ours; values are parameters)
+    covered, exposed = set(), set()
+    for kind, value in _rows(sql, [*regions, *hashes]):
         if kind == "region":
-            covered_regions.add(value)
+            covered.add(value)
         else:
             exposed.add(hashes[value])
-    return covered_regions, exposed
+    return covered, exposed
 
 
 def verified_business_names(*, e164s: list[str]) -> dict[str, str]:
     """The verified business for each number that has one; unverified listings never show."""
+    sql = f"""
+        SELECT e164, name FROM {_LISTINGS}
+        WHERE verified AND e164 IN ({_placeholders(e164s)})
+        ORDER BY e164, verified_at DESC, name
+    """  # noqa: S608  (table names are ours; values are parameters)
     names: dict[str, str] = {}
-    listings = (
-        BusinessListing.objects.filter(e164__in=e164s, verified=True)
-        .order_by("e164", "-verified_at", "name")
-        .values_list("e164", "name")
-    )
-    for e164, name in listings:
+    for e164, name in _rows(sql, e164s):
         names.setdefault(e164, name)
     return names
 
 
 def carrier_overrides(*, e164s: list[str]) -> dict[str, str]:
-    return dict(CarrierOverride.objects.filter(e164__in=e164s).values_list("e164", "operator_name"))
+    sql = f"""
+        SELECT e164, operator_name FROM {_OVERRIDES} WHERE e164 IN ({_placeholders(e164s)})
+    """  # noqa: S608  (table names are ours; values are parameters)
+    return dict(_rows(sql, e164s))
+
+
+def _placeholders(values) -> str:
+    return ", ".join(["%s"] * len(values))
+
+
+def _rows(sql: str, params: list) -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()

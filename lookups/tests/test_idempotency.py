@@ -1,14 +1,17 @@
 """Idempotency-Key: a retried request is answered once and charged once."""
 
+import json
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import httpx
 import pytest
+from django.test import RequestFactory
 from django.utils import timezone
+from rest_framework.request import Request
 
 from accounts.models import MonthlyUsage
-from lookups.idempotency import purge_expired
+from lookups.idempotency import purge_expired, request_fingerprint
 from lookups.models import IdempotentRequest
 
 pytestmark = pytest.mark.django_db
@@ -64,8 +67,6 @@ def test_same_key_with_another_request_is_409_conflict(client, key, units_used):
 
 def test_same_key_while_the_first_still_runs_is_409_in_progress(client, key, units_used):
     now = timezone.now()
-    from lookups.idempotency import claim_or_replay, request_fingerprint  # noqa: F401
-
     IdempotentRequest.objects.create(
         api_key=key[0],
         key="running-01",
@@ -189,13 +190,6 @@ def test_purge_task_runs_through_celery(key):
 
 
 def _fingerprint_of(client, key, path, body) -> str:
-    from django.test import RequestFactory
-    from rest_framework.request import Request
-
-    from lookups.idempotency import request_fingerprint
-
-    import json
-
     django_request = RequestFactory().post(
         f"/v1/data/{path}", json.dumps(body), content_type="application/json"
     )

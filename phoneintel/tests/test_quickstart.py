@@ -44,6 +44,7 @@ def test_make_run_from_a_fresh_clone_serves_with_a_working_demo_key(tmp_path):
         assert response.status_code == 200, "".join(output[-40:])
         assert response.json()["data"]["key"]["prefix"] == key[:16]
         assert (clone / "db.sqlite3").exists()  # the embedded default, no PostgreSQL needed
+        _lookups_answer_on_the_embedded_default(port, key)
         assert httpx.get(f"http://127.0.0.1:{port}/").status_code == 200
     finally:
         os.killpg(process.pid, signal.SIGTERM)
@@ -72,3 +73,19 @@ def _wait_for_200(url: str, key: str) -> httpx.Response:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.25)
+
+
+def _lookups_answer_on_the_embedded_default(port: int, key: str) -> None:
+    base = f"http://127.0.0.1:{port}/v1/data"
+    auth = {"Authorization": f"Bearer {key}"}
+    single = httpx.post(f"{base}/phone-lookups", json={"phone": "+14155550123"}, headers=auth)
+    assert single.status_code == 200, single.text
+    assert single.json()["data"]["found"] is True
+    body = {"product": "phone-risk", "inputs": [{"phone": "+447912345678"}, {"phone": "x"}]}
+    retry = {**auth, "Idempotency-Key": "quickstart-0001"}
+    first = httpx.post(f"{base}/bulk-lookups", json=body, headers=retry)
+    again = httpx.post(f"{base}/bulk-lookups", json=body, headers=retry)
+    assert first.status_code == again.status_code == 200, first.text
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.content == first.content
+    assert first.json()["meta"]["unitsCharged"] == 1
