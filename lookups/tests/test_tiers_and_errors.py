@@ -198,3 +198,28 @@ def test_a_failure_while_looking_up_charges_nothing(client, lookup, key, units_u
     error = refused(response, 500, "server_error", units_used, key)
     assert "lookups_numberreport" not in response.content.decode()
     assert error["message"].startswith("The server failed")
+
+
+def test_product_command_pauses_and_resumes(lookup, key, units_used):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    out = StringIO()
+    call_command("product", "pause", "carrier-lookup", stdout=out)
+    assert "carrier-lookup paused" in out.getvalue()
+    refused(
+        lookup("carrier-lookups", {"phone": "+447912345678"}, key[1]),
+        503,
+        "service_unavailable",
+        units_used,
+        key,
+    )
+    call_command("product", "resume", "carrier-lookup", stdout=out)
+    assert lookup("carrier-lookups", {"phone": "+447912345678"}, key[1]).status_code == 200
+    call_command("product", "pause", "--all", stdout=out)
+    assert lookup("phone-risk-checks", {"phone": "+447912345678"}, key[1]).status_code == 503
+    call_command("product", "resume", "--all", stdout=out)
+    assert lookup("phone-risk-checks", {"phone": "+447912345678"}, key[1]).status_code == 200
+    with pytest.raises(CommandError, match="No product 'nope'"):
+        call_command("product", "pause", "nope")

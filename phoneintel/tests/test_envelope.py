@@ -121,3 +121,10 @@ def test_site_pages_keep_html_errors(client):
     response = client.get("/no-such-page/")
     assert response.status_code == 404
     assert response["Content-Type"].startswith("text/html")
+
+
+def test_django_ratelimit_refusal_is_429_never_403(client):
+    assert client.get("/v1/probe/limited").status_code == 200
+    response = client.get("/v1/probe/limited")
+    assert_error(response, 429, "rate_limited")
+    assert int(response["Retry-After"]) >= 1
