@@ -166,11 +166,7 @@ def test_purge_command_reports_what_it_removed(key):
 
     from django.core.management import call_command
 
-    now = timezone.now()
-    IdempotentRequest.objects.create(
-        api_key=key[0], key="old-record", fingerprint="f" * 64, state="completed",
-        locked_at=now - timedelta(days=2), expires_at=now - timedelta(days=1),
-    )  # fmt: skip
+    _expired_record(key[0])
     out = StringIO()
     call_command("purge_idempotency", stdout=out)
     assert "Removed 1 expired idempotency record" in out.getvalue()
@@ -180,13 +176,21 @@ def test_purge_command_reports_what_it_removed(key):
 def test_purge_task_runs_through_celery(key):
     from lookups.tasks import purge_idempotency_records
 
-    now = timezone.now()
-    IdempotentRequest.objects.create(
-        api_key=key[0], key="old-record", fingerprint="f" * 64, state="completed",
-        locked_at=now - timedelta(days=2), expires_at=now - timedelta(days=1),
-    )  # fmt: skip
+    _expired_record(key[0])
     assert purge_idempotency_records.apply().get() == 1
     assert not IdempotentRequest.objects.exists()
+
+
+def _expired_record(api_key) -> IdempotentRequest:
+    now = timezone.now()
+    return IdempotentRequest.objects.create(
+        api_key=api_key,
+        key="old-record",
+        fingerprint="f" * 64,
+        state="completed",
+        locked_at=now - timedelta(days=2),
+        expires_at=now - timedelta(days=1),
+    )
 
 
 def _fingerprint_of(client, key, path, body) -> str:
