@@ -48,7 +48,8 @@ check: $(INSTALLED) lint
 
 bench: $(INSTALLED)
 	@$(TEST_ENV) $(PY) scripts/check_services.py
-	$(TEST_ENV) $(PY) bench/run.py
+	$(TEST_ENV) $(PY) -m bench.run
+	$(TEST_ENV) $(PY) -m bench.import_bench
 
 clean:
 	rm -rf $(VENV) staticfiles db.sqlite3

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import phonenumbers
 import psycopg
-from psycopg import sql
 
-ROOT = Path(__file__).resolve().parent.parent
+from bench.common import ROOT, database_url, manage, reset_database
+
 RESULTS = ROOT / "bench" / "results" / "import.json"
 
 DATABASE_NAME = "phoneintel_importbench"
@@ -42,7 +42,7 @@ SEED = 20260811
 
 def main() -> int:
     env = bench_env()
-    reset_database(env["DATABASE_URL"])
+    reset_database(DATABASE_NAME)
     manage(env, "migrate", "--noinput", "-v0")
 
     with tempfile.TemporaryDirectory(prefix="import-bench-") as tmp:
@@ -98,25 +98,7 @@ def main() -> int:
 
 
 def bench_env() -> dict[str, str]:
-    base_db = os.environ["DATABASE_URL"].rsplit("/", 1)[0]
-    return {**os.environ, "DATABASE_URL": f"{base_db}/{DATABASE_NAME}", "PYTHONUNBUFFERED": "1"}
-
-
-def reset_database(database_url: str) -> None:
-    maintenance = database_url.rsplit("/", 1)[0] + "/postgres"
-    name = sql.Identifier(DATABASE_NAME)
-    with psycopg.connect(maintenance, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(name))
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(name))
-
-
-def manage(env: dict[str, str], *args: str) -> None:
-    completed = subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True
-    )
-    if completed.returncode != 0:
-        sys.stderr.write(completed.stdout + completed.stderr)
-        raise SystemExit(f"bench: manage.py {args[0]} failed ({completed.returncode}).")
+    return {**os.environ, "DATABASE_URL": database_url(DATABASE_NAME), "PYTHONUNBUFFERED": "1"}
 
 
 def valid_numbers(rng: random.Random, count: int) -> list[str]:

@@ -6,7 +6,6 @@ and always stops gunicorn again.
 """
 
 import json
-import uuid
 import os
 import re
 import shutil
@@ -18,15 +17,15 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-import psycopg
 import redis
-from psycopg import sql
 
-ROOT = Path(__file__).resolve().parent.parent
+from bench.common import ROOT, database_url, manage, reset_database
+
 RESULTS = ROOT / "bench" / "results" / "latest.json"
 
 DATABASE_NAME = "phoneintel_bench"
@@ -107,7 +106,7 @@ def main() -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     env = bench_env()
     wrk = ensure_wrk()
-    reset_database(env["DATABASE_URL"])
+    reset_database(DATABASE_NAME)
     redis.Redis.from_url(env["REDIS_URL"]).flushdb()
     manage(env, "migrate", "--noinput", "-v0")
     api_key = issue_key(env)
@@ -141,11 +140,10 @@ def main() -> int:
 
 def bench_env() -> dict[str, str]:
     """The Makefile's env with the bench's own database and Redis DB."""
-    base_db = os.environ["DATABASE_URL"].rsplit("/", 1)[0]
     base_redis = os.environ["REDIS_URL"].rsplit("/", 1)[0]
     return {
         **os.environ,
-        "DATABASE_URL": f"{base_db}/{DATABASE_NAME}",
+        "DATABASE_URL": database_url(DATABASE_NAME),
         "REDIS_URL": f"{base_redis}/{REDIS_DB}",
         "DJANGO_SETTINGS_MODULE": SETTINGS_MODULE,
         "PYTHONUNBUFFERED": "1",
@@ -166,29 +164,6 @@ def ensure_wrk() -> str:
     if not wrk:
         raise SystemExit("bench: wrk is still not on PATH after apt-get install.")
     return wrk
-
-
-def reset_database(database_url: str) -> None:
-    maintenance = database_url.rsplit("/", 1)[0] + "/postgres"
-    name = sql.Identifier(DATABASE_NAME)
-    with psycopg.connect(maintenance, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(name))
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(name))
-
-
-def manage(env: dict[str, str], *args: str) -> str:
-    completed = subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if completed.returncode != 0:
-        sys.stderr.write(completed.stdout + completed.stderr)
-        raise SystemExit(f"bench: manage.py {args[0]} failed ({completed.returncode}).")
-    return completed.stdout
 
 
 def issue_key(env: dict[str, str]) -> str:
@@ -403,7 +378,8 @@ def report(results: list[Result]) -> None:
     by_name = {row["scenario"]: row for row in rows}
     if "lookup" in by_name:
         print(
-            f"\nlookup/bare throughput ratio: {by_name['lookup']['ratioVsBare']:.0%} (target >= 50%)"
+            f"\nlookup/bare throughput ratio: {by_name['lookup']['ratioVsBare']:.0%}"
+            " (target >= 50%)"
         )
     if "lookup" in by_name and "bulk50" in by_name:
         single, bulk = by_name["lookup"], by_name["bulk50"]

@@ -26,7 +26,6 @@ class NumberReport(models.Model):
                 condition=models.Q(category__in=REPORT_CATEGORIES), name="report_category_known"
             ),
         ]
-        indexes = [models.Index(fields=["e164", "reported_at"], name="report_number_time")]
 
     def __str__(self):
         return f"{self.e164} {self.category} {self.reported_at:%Y-%m-%d}"
