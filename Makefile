@@ -12,7 +12,7 @@ TEST_ENV := DEBUG=0 DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL
 	EXPOSURE_HASH_SECRET=test-only-exposure-secret-0123456789abcdef \
 	CACHE_KEY_PREFIX=phoneintel-test
 
-.PHONY: run test lint check bench install clean
+.PHONY: run test lint check bench schemathesis chromium install clean
 
 $(INSTALLED): requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,14 @@ $(INSTALLED): requirements.txt requirements-dev.txt
 	touch $@
 
 install: $(INSTALLED)
+
+# The browser tests drive Debian's Chromium: Playwright never downloads a browser.
+CHROMIUM := /usr/bin/chromium
+$(CHROMIUM):
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium \
+	  || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
+
+chromium: $(CHROMIUM)
 
 .env:
 	$(PYTHON) scripts/write_dev_env.py .env
@@ -32,7 +40,7 @@ run: $(INSTALLED) .env
 	@echo "Serving on http://127.0.0.1:8000/  (API: http://127.0.0.1:8000/v1/data/...)"
 	$(PY) manage.py runserver 127.0.0.1:$${PORT:-8000}
 
-test: $(INSTALLED)
+test: $(INSTALLED) $(CHROMIUM)
 	@$(TEST_ENV) $(PY) scripts/check_services.py
 	@$(TEST_ENV) $(PY) manage.py collectstatic --noinput -v0
 	$(TEST_ENV) $(PY) -m pytest $(ARGS)
@@ -50,6 +58,10 @@ bench: $(INSTALLED)
 	@$(TEST_ENV) $(PY) scripts/check_services.py
 	$(TEST_ENV) $(PY) -m bench.run
 	$(TEST_ENV) $(PY) -m bench.import_bench
+
+schemathesis: $(INSTALLED)
+	@$(TEST_ENV) $(PY) scripts/check_services.py
+	$(TEST_ENV) $(PY) scripts/run_schemathesis.py
 
 clean:
 	rm -rf $(VENV) staticfiles db.sqlite3

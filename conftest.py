@@ -29,6 +29,14 @@ def _real_services(django_db_setup, django_db_blocker):
             f"Tests need PostgreSQL and Redis (got {vendor}, {backend}): run `make test`.",
             returncode=2,
         )
+    yield
+    # Server processes started by tests may still be closing their connections; the test
+    # database can only be dropped once they are gone.
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
 
 
 @pytest.fixture(autouse=True)
@@ -127,3 +135,38 @@ def _test_database_url() -> str:
     user = db["USER"] or "postgres"
     auth = f"{user}:{db['PASSWORD']}" if db["PASSWORD"] else user
     return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--headless=new",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SCREENSHOTS = ROOT / "test-output"
+
+
+@pytest.fixture
+def browser_page(monkeypatch):
+    """A page in headless Debian Chromium; Playwright is never let download a browser.
+
+    Use with `live_server`. Screenshots go to test-output/ for reviewers.
+    """
+    from playwright.sync_api import sync_playwright
+
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: `make test` installs it (apt-get install chromium).")
+    # Playwright's sync API keeps an event loop on this thread, which makes Django refuse
+    # ORM calls from the test; the loop is idle whenever the test touches the database.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    SCREENSHOTS.mkdir(exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser.new_page(viewport={"width": 1280, "height": 900})
+        finally:
+            browser.close()

@@ -16,6 +16,12 @@ class Product(models.Model):
     endpoint_method = models.CharField(max_length=8, blank=True)
     endpoint_path = models.CharField(max_length=100, blank=True)
     summary = models.TextField(help_text="A short overview shown in the catalog.")
+    overview = models.TextField(
+        blank=True, help_text="A paragraph or two for the product's overview page."
+    )
+    returns = models.TextField(
+        blank=True, help_text="What an answer holds, in plain words; empty for planned products."
+    )
     position = models.PositiveSmallIntegerField(default=0)
     is_paused = models.BooleanField(
         default=False, help_text="A paused product answers 503 and charges nothing."
@@ -56,3 +62,24 @@ class LookupSwitch(models.Model):
 
     def __str__(self):
         return "All lookups paused" if self.paused else "Lookups running"
+
+
+class InterestSubmission(models.Model):
+    """Someone who wants a planned product: one row per email and product."""
+
+    product = models.ForeignKey(Product, on_delete=models.PROTECT, related_name="interest")
+    email = models.EmailField(help_text="Stored lower-cased: one submission per address.")
+    name = models.CharField(max_length=100)
+    company = models.CharField(max_length=100, blank=True)
+    use_case = models.TextField("what they would use it for", max_length=2000)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["product", "email"], name="one_interest_per_email")
+        ]
+
+    def __str__(self):
+        return f"{self.email} for {self.product}"

@@ -1,6 +1,6 @@
 from django.db import transaction
 
-from catalog.models import LookupSwitch, Product
+from catalog.models import InterestSubmission, LookupSwitch, Product
 
 
 class UnknownProduct(LookupError):
@@ -21,3 +21,19 @@ def lookups_set_paused(*, paused: bool, reason: str = "") -> LookupSwitch:
     switch.reason = reason
     switch.save()
     return switch
+
+
+def interest_submit(
+    *, product: Product, email: str, name: str, company: str, use_case: str
+) -> tuple[InterestSubmission, bool]:
+    """Records interest in a planned product; a repeat from the same address updates it.
+
+    Returns the submission and whether it is new. The unique constraint on (product, email)
+    decides between two concurrent first submissions: `update_or_create` retries the loser
+    as an update.
+    """
+    return InterestSubmission.objects.update_or_create(
+        product=product,
+        email=email.strip().lower(),
+        defaults={"name": name, "company": company, "use_case": use_case},
+    )

@@ -9,4 +9,5 @@ urlpatterns = [
     path("products/", views.product_list, name="list"),
     path("products/<slug:slug>/", views.product_overview, name="overview"),
     path("products/<slug:slug>/interest/", views.product_interest, name="interest"),
+    path("docs/api/", views.api_reference, name="api_reference"),
 ]

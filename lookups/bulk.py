@@ -1,5 +1,6 @@
 """Bulk lookups: up to 50 inputs of one product, each checked and charged on its own."""
 
+from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
 from lookups.inputs import InputProblem, LookupInput, check_input
@@ -28,14 +29,15 @@ class BulkInput(serializers.Serializer):
         return super().to_internal_value(data)
 
 
+@extend_schema_serializer(component_name="BulkLookup")
 class BulkRequest(serializers.Serializer):
     """The request body as documented in the OpenAPI document."""
 
     product = serializers.ChoiceField(
         choices=[p.value for p in LookupProduct], help_text="The product every input is run on."
     )
-    inputs = LookupInput(
-        many=True,
+    inputs = serializers.ListField(
+        child=LookupInput(),
         min_length=1,
         max_length=MAX_INPUTS,
         help_text="1 to 50 inputs, each as the body of a single lookup. An invalid input is"

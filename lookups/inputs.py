@@ -6,6 +6,7 @@ disagree on what is valid; it is also cheap enough to run fifty times a call.
 
 from dataclasses import dataclass
 
+from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
 from lookups.phone import InvalidPhone, ParsedPhone, UnknownRegion, parse_phone
@@ -82,6 +83,7 @@ def _invalid(field: str, code: str, message: str) -> InputProblem:
     return InputProblem(ErrorCode.VALIDATION_ERROR, field, code, message)
 
 
+@extend_schema_serializer(component_name="Lookup")
 class LookupInput(serializers.Serializer):
     """The request body as documented in the OpenAPI document (checked by `check_input`)."""
 

@@ -193,6 +193,7 @@ def bulk_result():
         component_name="AnyLookupResult",
         serializers=[*(found_schema(p) for p in LookupProduct), not_found_result()],
         resource_type_field_name=None,
+        required=False,
     )
     item = inline_serializer(
         "BulkItem",
@@ -210,7 +211,6 @@ def bulk_result():
         },
         many=True,
     )
-    item.child.fields["data"].required = False
     return inline_serializer(
         "BulkResult",
         {

@@ -1,4 +1,4 @@
-"""OpenAPI building blocks shared by every endpoint: envelopes and error responses.
+"""OpenAPI building blocks shared by every endpoint, and the hook that completes the contract.
 
 Named components are built once (cached): drf-spectacular refuses two different
 classes under one component name.
@@ -18,19 +18,100 @@ ERROR_DESCRIPTIONS = {
     " Carries `WWW-Authenticate: Bearer`.",
     404: "No such endpoint.",
     405: "The endpoint does not accept this method.",
-    409: "The Idempotency-Key is in use by a request still running, or by a different request.",
+    409: "The Idempotency-Key is in use by a request still running (`idempotency_in_progress`,"
+    " with `Retry-After`), or by a different request (`idempotency_conflict`). Nothing is"
+    " charged.",
     413: "The request body is over 32 KiB. Nothing is charged.",
     422: "The request failed validation; `error.details` names each field by JSON Pointer."
     " Nothing is charged.",
-    429: "Per-key rate limit or monthly unit quota exceeded. Nothing is charged."
+    429: "Per-key rate limit (`rate_limited`) or monthly unit quota (`quota_exceeded`) exceeded,"
+    " or too many failed authentications from one address. Nothing is charged."
     " Carries `Retry-After` in seconds.",
     500: "Server failure. Nothing is charged; no internals are disclosed.",
     503: "The product, the beta or a provider is temporarily unavailable. Nothing is charged."
     " Carries `Retry-After` in seconds.",
 }
 
-PUBLIC_ERROR_STATUSES = (404, 405, 429, 500, 503)
+# What a public GET can really answer besides 200: a Host the deployment does not
+# serve (400), another method (405), a body over the limit (413), a failure (500).
+# It authenticates, validates and rate-limits nothing, so no 401, 422 or 429.
+PUBLIC_ERROR_STATUSES = (400, 405, 413, 500)
 AUTHENTICATED_ERROR_STATUSES = (400, 401, 404, 405, 413, 422, 429, 500, 503)
+# Only where the operation takes an Idempotency-Key.
+IDEMPOTENCY_ERROR_STATUS = 409
+
+EXAMPLE_REQUEST_ID = "req_3f2a9c1e8b7d4f60a1b2c3d4e5f60718"
+
+# One realistic error per code: (message, details).
+ERROR_EXAMPLES: dict[ErrorCode, tuple[str, list[dict] | None]] = {
+    ErrorCode.INVALID_JSON: ("The request body is not valid JSON.", None),
+    ErrorCode.IDEMPOTENCY_KEY_REQUIRED: (
+        "Send an Idempotency-Key header with this request.",
+        [{"field": "Idempotency-Key", "code": "required", "message": "This header is required."}],
+    ),
+    ErrorCode.MISSING_API_KEY: (
+        "Send your API key in the header 'Authorization: Bearer <key>'.",
+        None,
+    ),
+    ErrorCode.INVALID_API_KEY: ("The API key is not valid.", None),
+    ErrorCode.EXPIRED_API_KEY: ("This API key has expired. Create a new one in the portal.", None),
+    ErrorCode.REVOKED_API_KEY: ("This API key has been revoked.", None),
+    ErrorCode.INACTIVE_API_KEY: (
+        "This API key is inactive. Contact support if you did not expect this.",
+        None,
+    ),
+    ErrorCode.NOT_FOUND: ("No such endpoint. See /v1/data/openapi.json.", None),
+    ErrorCode.METHOD_NOT_ALLOWED: ('Method "GET" not allowed.', None),
+    ErrorCode.IDEMPOTENCY_IN_PROGRESS: (
+        "A request with this Idempotency-Key is still being processed. Retry shortly.",
+        None,
+    ),
+    ErrorCode.IDEMPOTENCY_CONFLICT: (
+        "This Idempotency-Key was used with a different request.",
+        None,
+    ),
+    ErrorCode.PAYLOAD_TOO_LARGE: (
+        "The request body is larger than the limit of 32768 bytes.",
+        None,
+    ),
+    ErrorCode.VALIDATION_ERROR: (
+        "/phone: Ensure this field has no more than 64 characters.",
+        [
+            {
+                "field": "/phone",
+                "code": "max_length",
+                "message": "Ensure this field has no more than 64 characters.",
+            }
+        ],
+    ),
+    ErrorCode.INVALID_PHONE: (
+        "/phone: A number in national format needs a country.",
+        [
+            {
+                "field": "/phone",
+                "code": "invalid_phone",
+                "message": "A number in national format needs a country.",
+            }
+        ],
+    ),
+    ErrorCode.RATE_LIMITED: (
+        "Rate limit of 600/m for this key exceeded. Retry after 42 s.",
+        None,
+    ),
+    ErrorCode.QUOTA_EXCEEDED: (
+        "This call needs 1 unit(s) but the key has 0 of 1000 left for 2026-11. The quota"
+        " resets at 2026-12-01T00:00:00Z. Nothing was charged.",
+        None,
+    ),
+    ErrorCode.SERVER_ERROR: (
+        "The server failed to answer. Nothing was charged; try again.",
+        None,
+    ),
+    ErrorCode.SERVICE_UNAVAILABLE: (
+        "phone-lookup is paused for maintenance. Nothing was charged; try again later.",
+        None,
+    ),
+}
 
 
 @cache
@@ -89,16 +170,18 @@ def envelope(name: str, data, *, authenticated: bool = True):
     return inline_serializer(name, {"data": data, "meta": inline_serializer(f"{name}Meta", meta)})
 
 
+def error_example_value(code: ErrorCode) -> dict:
+    message, details = ERROR_EXAMPLES[code]
+    error = {"code": code.value, "message": message, "requestId": EXAMPLE_REQUEST_ID}
+    if details:
+        error["details"] = details
+    return {"error": error}
+
+
 def _error_example(status: int, code: ErrorCode) -> OpenApiExample:
     return OpenApiExample(
         f"{status} {code.value}",
-        value={
-            "error": {
-                "code": code.value,
-                "message": "A human-readable explanation.",
-                "requestId": "req_3f2a9c1e8b7d4f60a1b2c3d4e5f60718",
-            }
-        },
+        value=error_example_value(code),
         status_codes=[str(status)],
         response_only=True,
     )
@@ -115,33 +198,32 @@ def error_responses(*statuses: int) -> dict[int, OpenApiResponse]:
     }
 
 
-def add_error_responses(result, generator, request, public):
-    """Postprocessing hook: the response headers every API answer carries."""
-    request_id = {
-        "description": "Identifier of this request; equals `requestId` in the body.",
-        "schema": {"type": "string"},
-    }
-    for path_item in result.get("paths", {}).values():
-        for operation in path_item.values():
-            if not isinstance(operation, dict) or "responses" not in operation:
-                continue
-            # drf-spectacular leaves `security` off operations with no authenticator.
-            authenticated = bool(operation.setdefault("security", []))
-            for status, response in operation["responses"].items():
-                headers = response.setdefault("headers", {})
-                headers["X-Request-Id"] = request_id
-                if authenticated and status != "401":
-                    headers.update(RATE_LIMIT_HEADERS)
-                if status in ("429", "503"):
-                    headers["Retry-After"] = {
-                        "description": "Seconds to wait before retrying.",
-                        "schema": {"type": "integer", "minimum": 1},
-                    }
-                if status == "401":
-                    headers["WWW-Authenticate"] = {"schema": {"type": "string"}}
-    return result
+# --- The postprocessing hook -------------------------------------------------
 
+HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+SCHEMAS_REF = "#/components/schemas/"
+# The lookups' shared not-found variant: `{phoneNumber, found: false}`.
+NOT_FOUND_RESULT = "NotFoundResult"
 
+REQUEST_ID_HEADER = {
+    "description": "Identifier of this request; equals `requestId` in the body.",
+    "required": True,
+    "schema": {"type": "string"},
+}
+RETRY_AFTER_HEADER = {
+    "description": "Seconds to wait before retrying.",
+    "required": True,
+    "schema": {"type": "integer", "minimum": 1},
+}
+RETRY_AFTER_IN_PROGRESS_HEADER = {
+    "description": "With `idempotency_in_progress` only: seconds to wait before retrying.",
+    "schema": {"type": "integer", "minimum": 1},
+}
+WWW_AUTHENTICATE_HEADER = {
+    "description": 'Always `Bearer realm="phoneintel"`.',
+    "required": True,
+    "schema": {"type": "string"},
+}
 RATE_LIMIT_HEADERS = {
     "RateLimit-Policy": {
         "description": 'The key\'s rate-limit policy, e.g. `"default";q=600;w=60`.',
@@ -152,3 +234,127 @@ RATE_LIMIT_HEADERS = {
         "schema": {"type": "string"},
     },
 }
+
+
+def complete_contract(result, generator, request, public):
+    """Postprocessing hook: what every operation of the contract shares.
+
+    Each operation gets every error status it can answer (409 only where it takes an
+    Idempotency-Key), each with an example per code and a schema that allows only that
+    status's codes; the request-id, rate-limit and retry headers; and closed request
+    bodies. Polymorphic results become unambiguous (see `_close_one_of_alternatives`).
+    """
+    schemas = result.setdefault("components", {}).setdefault("schemas", {})
+    for status, codes in CODES_BY_STATUS.items():
+        schemas[_error_component(status)] = _error_schema(status, codes)
+    closed: set[str] = set()
+    for path_item in result.get("paths", {}).values():
+        for method, operation in path_item.items():
+            if method not in HTTP_METHODS or "responses" not in operation:
+                continue
+            # drf-spectacular leaves `security` off operations with no authenticator.
+            authenticated = bool(operation.setdefault("security", []))
+            _complete_error_responses(operation, authenticated)
+            _add_response_headers(operation, authenticated)
+            request_body = operation.get("requestBody", {})
+            for media in request_body.get("content", {}).values():
+                _close_objects(media.get("schema", {}), schemas, closed)
+    _close_one_of_alternatives(schemas)
+    return result
+
+
+def _error_component(status: int) -> str:
+    return f"ErrorEnvelope{status}"
+
+
+def _error_schema(status: int, codes: tuple[ErrorCode, ...]) -> dict:
+    return {
+        "description": f"The error envelope of a {status} answer: `error.code` is one of"
+        f" {', '.join(f'`{c.value}`' for c in codes)}.",
+        "allOf": [{"$ref": SCHEMAS_REF + "ErrorEnvelope"}],
+        "type": "object",
+        "properties": {
+            "error": {"type": "object", "properties": {"code": {"enum": [c.value for c in codes]}}}
+        },
+    }
+
+
+def _takes_idempotency_key(operation: dict) -> bool:
+    return any(
+        p.get("in") == "header" and p.get("name", "").lower() == "idempotency-key"
+        for p in operation.get("parameters", [])
+    )
+
+
+def _complete_error_responses(operation: dict, authenticated: bool) -> None:
+    statuses = set(AUTHENTICATED_ERROR_STATUSES if authenticated else PUBLIC_ERROR_STATUSES)
+    if _takes_idempotency_key(operation):
+        statuses.add(IDEMPOTENCY_ERROR_STATUS)
+    responses = operation["responses"]
+    for status in sorted(statuses):
+        responses.setdefault(str(status), {"description": ERROR_DESCRIPTIONS[status]})
+    for key, response in responses.items():
+        status = int(key)
+        if status not in CODES_BY_STATUS:
+            continue
+        media = response.setdefault("content", {}).setdefault("application/json", {})
+        media["schema"] = {"$ref": SCHEMAS_REF + _error_component(status)}
+        if not media.get("examples"):
+            media["examples"] = {
+                code.value: {"value": error_example_value(code), "summary": code.value}
+                for code in CODES_BY_STATUS[status]
+            }
+    operation["responses"] = dict(sorted(responses.items()))
+
+
+def _add_response_headers(operation: dict, authenticated: bool) -> None:
+    for status, response in operation["responses"].items():
+        headers = response.setdefault("headers", {})
+        headers["X-Request-Id"] = REQUEST_ID_HEADER
+        # The key's limits are known once it authenticated; a 413 is refused before that.
+        if authenticated and status not in ("401", "413"):
+            headers.update(RATE_LIMIT_HEADERS)
+        if status in ("429", "503"):
+            headers["Retry-After"] = RETRY_AFTER_HEADER
+        if status == "409":
+            headers["Retry-After"] = RETRY_AFTER_IN_PROGRESS_HEADER
+        if status == "401":
+            headers["WWW-Authenticate"] = WWW_AUTHENTICATE_HEADER
+
+
+def _close_objects(schema: dict, schemas: dict, seen: set[str]) -> None:
+    """No property beyond the declared ones, in a request body and everything it nests."""
+    if "$ref" in schema:
+        name = schema["$ref"].removeprefix(SCHEMAS_REF)
+        if name not in seen:
+            seen.add(name)
+            _close_objects(schemas[name], schemas, seen)
+        return
+    if "properties" in schema:
+        schema.setdefault("additionalProperties", False)
+        for child in schema["properties"].values():
+            _close_objects(child, schemas, seen)
+    if isinstance(schema.get("items"), dict):
+        _close_objects(schema["items"], schemas, seen)
+    for keyword in ("allOf", "anyOf", "oneOf"):
+        for child in schema.get(keyword, []):
+            _close_objects(child, schemas, seen)
+
+
+def _close_one_of_alternatives(schemas: dict) -> None:
+    """A `oneOf` must match exactly one alternative, so its object alternatives are closed.
+
+    Open, a phone-lookup result `{phoneNumber, found, risk, reportCount}` would also be a
+    valid phone-risk result and a valid not-found result, and no answer would conform.
+    Closed, each alternative is exactly the fields the contract lists for it; `found` is
+    additionally pinned to true or false so a reader sees which variant is which.
+    """
+    for schema in list(schemas.values()):
+        for alternative in schema.get("oneOf", []):
+            target = schemas.get(alternative.get("$ref", "").removeprefix(SCHEMAS_REF))
+            if target is None or "properties" not in target:
+                continue
+            target["additionalProperties"] = False
+            found = target["properties"].get("found")
+            if found is not None and found.get("type") == "boolean":
+                found["const"] = alternative["$ref"] != SCHEMAS_REF + NOT_FOUND_RESULT

@@ -40,6 +40,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    # Redoc for /docs/api/ from our own static files, never a CDN.
+    "drf_spectacular_sidecar",
     "django_ratelimit",
     "accounts",
     "catalog",
@@ -170,10 +172,10 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": r"/v1/",
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {},
+    "ENUM_NAME_OVERRIDES": {"ErrorCodeEnum": "phoneintel.errors.ErrorCode"},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "phoneintel.openapi.add_error_responses",
+        "phoneintel.openapi.complete_contract",
     ],
     "SERVERS": [{"url": "/", "description": "this deployment"}],
 }

@@ -23,7 +23,12 @@ def server_failed(request):
 def bad_request(request, exception=None):
     if is_api_path(request.path):
         return error_response(
-            request, ApiError(400, ErrorCode.INVALID_JSON, "The request could not be read.")
+            request,
+            ApiError(
+                400,
+                ErrorCode.INVALID_JSON,
+                "The request could not be read: check its Host header and its body.",
+            ),
         )
     return render(request, "400.html", status=400)
 

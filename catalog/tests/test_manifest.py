@@ -55,27 +55,3 @@ def test_every_overview_and_interest_link_answers(client):
         assert client.get(p["overviewUrl"]).status_code == 200
         if p["interestUrl"]:
             assert client.get(p["interestUrl"]).status_code == 200
-
-
-def test_openapi_document_is_bare_3_1_with_the_contract_version(client):
-    response = client.get("/v1/data/openapi.json")
-    assert response.status_code == 200
-    document = response.json()
-    assert "data" not in document
-    assert document["openapi"].startswith("3.1")
-    assert document["info"]["version"] == "2026-08-11.beta1"
-    assert {"/v1/data/products", "/v1/data/openapi.json", "/v1/data/account"} <= set(
-        document["paths"]
-    )
-    again = client.get("/v1/data/openapi.json", HTTP_IF_NONE_MATCH=response["ETag"])
-    assert again.status_code == 304
-
-
-def test_openapi_document_validates():
-    import json
-
-    from openapi_spec_validator import validate
-
-    from phoneintel.schema import openapi_document
-
-    validate(json.loads(openapi_document()[0]))
