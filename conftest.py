@@ -47,6 +47,24 @@ def _fresh_cache():
 
 
 @pytest.fixture
+def dump_database():
+    """What `pg_dump --data-only` of the test database holds: the privacy tests read it."""
+
+    def dump() -> str:
+        db = connection.settings_dict
+        return subprocess.run(
+            [
+                "pg_dump", "--data-only", "--no-owner",
+                "-h", db["HOST"] or "127.0.0.1", "-p", str(db["PORT"] or 5432),
+                "-U", db["USER"] or "postgres", db["NAME"],
+            ],
+            check=True, capture_output=True, text=True,
+        ).stdout  # fmt: skip
+
+    return dump
+
+
+@pytest.fixture
 def make_key(db):
     """Issues a real key the way staff do; returns (ApiKey, raw key)."""
     counter = iter(range(1, 10_000))

@@ -1,25 +1,12 @@
-import subprocess
-
 import pytest
-from django.db import connection
 
 from accounts import crypto
 
 
-def dump_database() -> str:
-    db = connection.settings_dict
-    return subprocess.run(
-        [
-            "pg_dump", "--data-only", "--no-owner",
-            "-h", db["HOST"] or "127.0.0.1", "-p", str(db["PORT"] or 5432),
-            "-U", db["USER"] or "postgres", db["NAME"],
-        ],
-        check=True, capture_output=True, text=True,
-    ).stdout  # fmt: skip
-
-
 @pytest.mark.django_db(transaction=True)
-def test_database_dump_after_creating_keys_contains_no_raw_key(make_key, client, bearer):
+def test_database_dump_after_creating_keys_contains_no_raw_key(
+    make_key, client, bearer, dump_database
+):
     issued = [make_key() for _ in range(3)]
     for _, raw in issued:
         assert client.get("/v1/data/account", **bearer(raw)).status_code == 200

@@ -1,12 +1,10 @@
 """The import_* commands and the import service, against the real database."""
 
 import io
-import subprocess
 import sys
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import connection
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -35,18 +33,6 @@ def run(command: str, *args: str) -> tuple[list[str], str]:
     out, err = io.StringIO(), io.StringIO()
     call_command(command, *args, stdout=out, stderr=err)
     return out.getvalue().splitlines(), err.getvalue()
-
-
-def dump_database() -> str:
-    db = connection.settings_dict
-    return subprocess.run(
-        [
-            "pg_dump", "--data-only", "--no-owner",
-            "-h", db["HOST"] or "127.0.0.1", "-p", str(db["PORT"] or 5432),
-            "-U", db["USER"] or "postgres", db["NAME"],
-        ],
-        check=True, capture_output=True, text=True,
-    ).stdout  # fmt: skip
 
 
 REPORTS = (
@@ -311,7 +297,7 @@ def test_import_exposures_needs_known_covered_regions(tmp_path, args, message):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_database_dump_after_exposure_import_holds_no_imported_number(tmp_path):
+def test_database_dump_after_exposure_import_holds_no_imported_number(tmp_path, dump_database):
     run("import_exposures", write_csv(tmp_path, EXPOSURES), "--covers", "US,GB")
 
     dump = dump_database()

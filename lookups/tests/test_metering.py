@@ -1,7 +1,6 @@
 """Exact money: the query budget, racing callers, month boundaries, and privacy."""
 
 import logging
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
@@ -89,17 +88,13 @@ def test_usage_starts_from_zero_in_a_new_utc_month(client, make_key, bearer, loo
 
 
 @pytest.mark.django_db(transaction=True)
-def test_no_table_keeps_a_looked_up_number(lookup, make_key, intel):
+def test_no_table_keeps_a_looked_up_number(lookup, make_key, intel, dump_database):
     _, raw = make_key()
     intel.covers("GB")
     looked_up = "+447700900461"
     for path in PRODUCT_PATHS:
         assert lookup(path, {"phone": "07700 900461", "country": "GB"}, raw).status_code == 200
-    db = connection.settings_dict
-    dump = subprocess.run(
-        ["pg_dump", "--data-only", "-h", db["HOST"] or "127.0.0.1", "-U", db["USER"], db["NAME"]],
-        check=True, capture_output=True, text=True,
-    ).stdout  # fmt: skip
+    dump = dump_database()
     assert "monthlyusage" in dump.lower()  # a real dump of the tables the lookups wrote
     assert looked_up not in dump and "7700900461" not in dump
 
