@@ -31,9 +31,12 @@ Consumer_Area_Code,Subject,Recorded_Message_Or_Robocall``. Dates look like
 ``MM/DD/YYYY[ HH:MM[:SS]]`` is accepted too. The robocall flag is ``Y``/``N``. Phone numbers
 are bare 10-digit NANP strings and are normalized with region ``"US"``.
 
-Category: a robocall flag of Y/yes/true/1 gives ``robocall``; otherwise the Subject is matched,
-first hit wins, against :data:`FTC_SUBJECT_KEYWORDS` after lower-casing and collapsing
-whitespace (the FTC writes e.g. ``"Medical  & prescriptions"`` with two spaces):
+Category: the Subject is matched, first hit wins, against :data:`FTC_SUBJECT_KEYWORDS` after
+lower-casing and collapsing whitespace (the FTC writes e.g. ``"Medical  & prescriptions"``
+with two spaces). A ``scam`` or ``fraud`` subject wins; otherwise a robocall flag of
+Y/yes/true/1 gives ``robocall`` (most complaints are robocalls, and an imposter robocall
+is still a scam: the risk model weighs scam and fraud highest); otherwise the subject's
+category stands:
 
 =====================================================================  ==========
 FTC Subject (donotcall.gov complaint form)                             category
@@ -237,13 +240,15 @@ def _phone(get: Get, column: str, region: str | None, normalize: Normalize, reas
 
 def ftc_category(subject: str, robocall: str = "") -> str:
     """Map an FTC DNC ``Subject`` and ``Recorded_Message_Or_Robocall`` flag to a category."""
+    text = " ".join(subject.replace("&amp;", "&").split()).casefold()
+    by_subject = next(
+        (category for keyword, category in FTC_SUBJECT_KEYWORDS if keyword in text), "other"
+    )
+    if by_subject in ("scam", "fraud"):
+        return by_subject
     if robocall.strip().casefold() in _TRUE:
         return "robocall"
-    text = " ".join(subject.replace("&amp;", "&").split()).casefold()
-    for keyword, category in FTC_SUBJECT_KEYWORDS:
-        if keyword in text:
-            return category
-    return "other"
+    return by_subject
 
 
 # --------------------------------------------------------------------------- row parsers

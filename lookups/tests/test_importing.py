@@ -220,9 +220,8 @@ def test_ftc_dnc_rows():
     result = rows("ftc_dnc", text)
     assert result == [
         ReportRow("+14052674045", "robocall", datetime(2021, 3, 2, 8, 11, tzinfo=UTC), "ftc-dnc"),
-        ReportRow(
-            "+15034019491", "robocall", datetime(2021, 3, 3, 23, 59, 50, tzinfo=UTC), "ftc-dnc"
-        ),
+        # A debt-relief robocall is counted as the fraud it is, not as a mere robocall.
+        ReportRow("+15034019491", "fraud", datetime(2021, 3, 3, 23, 59, 50, tzinfo=UTC), "ftc-dnc"),
         ReportRow("+18283003919", "scam", datetime(2021, 3, 4, 0, 0, 1, tzinfo=UTC), "ftc-dnc"),
         BadRow(line=5, reason="no valid company phone number"),
         BadRow(line=6, reason="no valid company phone number"),
@@ -266,6 +265,8 @@ def test_ftc_dnc_lowercase_hyphenated_header_and_missing_optional_columns():
         ("Some new fraud topic", "N", "fraud"),
         ("Vacation  & timeshares", "Y", "robocall"),
         ("Other", "yes", "robocall"),
+        ("Calls pretending to be government, businesses, or family and friends", "Y", "scam"),
+        ("Reducing your debt (credit cards, mortgage, student loans)", "Y", "fraud"),
     ],
 )
 def test_ftc_category_table(subject, robocall, expected):
