@@ -37,6 +37,8 @@ class RequestContextMiddleware:
         # A view may set its own id (an idempotent replay keeps the original one).
         if "X-Request-Id" not in response:
             response["X-Request-Id"] = request.request_id
+        # Django runs these from response.close(), which the WSGI server calls once the
+        # response is sent; the test client calls it too, so tests see the same order.
         response._resource_closers.extend(request.after_response)
         return response
 
