@@ -1,9 +1,35 @@
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import path
 from django.utils import timezone
 
-from accounts.models import ApiKey, Developer, MonthlyUsage, User
-from accounts.services import api_key_revoke, api_key_set_active
+from accounts.forms import ApproveActionForm, InviteForm
+from accounts.models import (
+    AccessRequest,
+    ApiKey,
+    DailyUsage,
+    Developer,
+    MonthlyUsage,
+    SignupLink,
+    User,
+)
+from accounts.services import (
+    InviteNotNeeded,
+    access_request_approve,
+    access_request_reject,
+    api_key_revoke,
+    api_key_set_active,
+    developer_invite,
+    developer_reactivate,
+    developer_suspend,
+)
+
+
+def _site_url(request) -> str:
+    return request.build_absolute_uri("/").rstrip("/")
 
 
 @admin.register(User)
@@ -34,12 +60,142 @@ class ApiKeyInline(admin.TabularInline):
 
 @admin.register(Developer)
 class DeveloperAdmin(admin.ModelAdmin):
-    list_display = ["user", "company", "access", "created_at"]
+    list_display = ["user", "name", "company", "access", "monthly_quota", "created_at"]
     list_filter = ["access"]
-    search_fields = ["user__email", "company"]
+    search_fields = ["user__email", "name", "company"]
     list_select_related = ["user"]
-    readonly_fields = ["created_at"]
+    fields = ["user", "name", "company", "intended_use", "access", "monthly_quota"]
+    fields += ["created_at", "reviewed_at"]
+    # Access changes go through the actions, which log them and apply their rules.
+    readonly_fields = ["user", "access", "created_at", "reviewed_at"]
     inlines = [ApiKeyInline]
+    actions = ["suspend", "reactivate"]
+
+    def has_add_permission(self, request):
+        # Developers arrive by requesting access or by invitation (Sign-up links → Invite).
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.action(description="Suspend selected developers (all their keys stop at once)")
+    def suspend(self, request, queryset):
+        done = [d for d in queryset if developer_suspend(developer=d, now=timezone.now())]
+        for developer in done:
+            self.log_change(request, developer, "Suspended")
+        self.message_user(request, f"Suspended {len(done)} developer(s).", messages.SUCCESS)
+
+    @admin.action(description="Reactivate selected suspended developers")
+    def reactivate(self, request, queryset):
+        done = [d for d in queryset if developer_reactivate(developer=d, now=timezone.now())]
+        for developer in done:
+            self.log_change(request, developer, "Reactivated")
+        self.message_user(request, f"Reactivated {len(done)} developer(s).", messages.SUCCESS)
+
+
+@admin.register(AccessRequest)
+class AccessRequestAdmin(admin.ModelAdmin):
+    list_display = ["user", "name", "company", "access", "created_at", "reviewed_at"]
+    list_filter = ["access"]
+    search_fields = ["user__email", "name", "company"]
+    list_select_related = ["user"]
+    fields = ["user", "name", "company", "intended_use", "access", "created_at", "reviewed_at"]
+    readonly_fields = fields
+    actions = ["approve", "reject"]
+    action_form = ApproveActionForm
+
+    def get_queryset(self, request):
+        # Suspension and reactivation belong to Developers, not to this queue.
+        reviewable = [Developer.Access.PENDING, Developer.Access.REJECTED]
+        return super().get_queryset(request).filter(access__in=reviewable)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.action(description="Approve and email a sign-up link")
+    def approve(self, request, queryset):
+        try:
+            quota = self.action_form.base_fields["monthly_quota"].clean(
+                request.POST.get("monthly_quota")
+            )
+        except ValidationError:
+            self.message_user(request, "The quota must be a whole number.", messages.ERROR)
+            return
+        approved = [
+            developer
+            for developer in queryset
+            if access_request_approve(
+                developer=developer,
+                monthly_quota=quota,
+                reviewer=request.user,
+                site_url=_site_url(request),
+                now=timezone.now(),
+            )
+        ]
+        for developer in approved:
+            detail = f"Approved, quota {quota}" if quota is not None else "Approved"
+            self.log_change(request, developer, detail)
+        self.message_user(request, f"Approved {len(approved)} request(s).", messages.SUCCESS)
+
+    @admin.action(description="Reject")
+    def reject(self, request, queryset):
+        rejected = [d for d in queryset if access_request_reject(developer=d, now=timezone.now())]
+        for developer in rejected:
+            self.log_change(request, developer, "Rejected")
+        self.message_user(request, f"Rejected {len(rejected)} request(s).", messages.SUCCESS)
+
+
+@admin.register(SignupLink)
+class SignupLinkAdmin(admin.ModelAdmin):
+    list_display = ["email", "status", "created_at", "expires_at", "used_at", "created_by"]
+    list_select_related = ["created_by"]
+    search_fields = ["email"]
+    fields = ["developer", "email", "status", "created_at", "expires_at", "used_at", "created_by"]
+    readonly_fields = fields
+
+    @admin.display(description="status")
+    def status(self, obj):
+        return obj.status_at(timezone.now())
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def get_urls(self):
+        invite = self.admin_site.admin_view(self.invite_view)
+        return [path("invite/", invite, name="accounts_signuplink_invite"), *super().get_urls()]
+
+    def add_view(self, request, form_url="", extra_context=None):
+        return redirect("admin:accounts_signuplink_invite")
+
+    def invite_view(self, request):
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        form = InviteForm(request.POST if request.method == "POST" else None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                link = developer_invite(
+                    **form.cleaned_data,
+                    invited_by=request.user,
+                    site_url=_site_url(request),
+                    now=timezone.now(),
+                )
+            except InviteNotNeeded as refusal:
+                form.add_error("email", str(refusal))
+            else:
+                self.log_addition(request, link, [{"added": {}}])
+                self.log_change(request, link.developer, f"Invited {link.email}")
+                self.message_user(request, f"Invitation sent to {link.email}.", messages.SUCCESS)
+                return redirect("admin:accounts_signuplink_changelist")
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": "Invite a developer",
+            "form": form,
+        }
+        return TemplateResponse(request, "admin/accounts/invite.html", context)
 
 
 @admin.register(ApiKey)
@@ -114,6 +270,21 @@ class MonthlyUsageAdmin(admin.ModelAdmin):
     search_fields = ["api_key__prefix", "api_key__developer__user__email"]
     list_select_related = ["api_key"]
     readonly_fields = ["api_key", "period", "units_used"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(DailyUsage)
+class DailyUsageAdmin(admin.ModelAdmin):
+    list_display = ["api_key", "day", "units_used"]
+    list_filter = ["day"]
+    search_fields = ["api_key__prefix", "api_key__developer__user__email"]
+    list_select_related = ["api_key"]
+    readonly_fields = ["api_key", "day", "units_used"]
 
     def has_add_permission(self, request):
         return False

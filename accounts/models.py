@@ -28,6 +28,10 @@ class UserManager(BaseUserManager):
         fields.setdefault("is_superuser", False)
         return self._create(email, password, **fields)
 
+    def get_by_natural_key(self, username):
+        # Addresses are stored in lower case; someone signing in may type capitals.
+        return self.get(email=(username or "").strip().lower())
+
     def create_superuser(self, email, password=None, **fields):
         fields.update(is_staff=True, is_superuser=True)
         return self._create(email, password, **fields)
@@ -56,10 +60,17 @@ class Developer(models.Model):
         SUSPENDED = "suspended", "Suspended"
 
     user = models.OneToOneField(User, on_delete=models.CASCADE, related_name="developer")
+    name = models.CharField(max_length=150, blank=True)
     company = models.CharField(max_length=200, blank=True)
     intended_use = models.TextField(blank=True)
     access = models.CharField(max_length=16, choices=Access.choices, default=Access.PENDING)
+    monthly_quota = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Monthly units of each key this developer creates; empty means the default.",
+    )
     created_at = models.DateTimeField(default=timezone.now)
+    reviewed_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     def __str__(self):
         return self.user.email
@@ -152,6 +163,70 @@ class MonthlyUsage(models.Model):
 
     def __str__(self):
         return f"{self.api_key.prefix} {self.period:%Y-%m}: {self.units_used}"
+
+
+class AccessRequest(Developer):
+    """Developers as staff review them: the admin's queue of requests for access."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "access request"
+
+
+class SignupLink(models.Model):
+    """A one-time link that lets an approved or invited developer set a password.
+
+    Only a hash of the link's secret is kept; the link itself exists in one email.
+    """
+
+    developer = models.ForeignKey(Developer, on_delete=models.CASCADE, related_name="signup_links")
+    email = models.EmailField(help_text="Where the link was sent.")
+    secret_hash = models.CharField(max_length=64, unique=True, editable=False)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    expires_at = models.DateTimeField(editable=False)
+    used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    created_by = models.ForeignKey(
+        User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", editable=False
+    )
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "sign-up link"
+
+    def __str__(self):
+        return f"Sign-up link for {self.email}"
+
+    def status_at(self, now: datetime) -> str:
+        if self.used_at is not None:
+            return "used"
+        return "expired" if self.expires_at <= now else "open"
+
+
+class DailyUsage(models.Model):
+    """Units charged to one key on one UTC day: the usage chart. The quota reads MonthlyUsage."""
+
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="daily_usage")
+    day = models.DateField()
+    units_used = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["api_key", "day"], name="one_usage_row_per_key_day")
+        ]
+        ordering = ["-day"]
+
+    def __str__(self):
+        return f"{self.api_key.prefix} {self.day:%Y-%m-%d}: {self.units_used}"
+
+
+class KeyExpiryNotice(models.Model):
+    """The owner has been told this key expires soon; at most one notice per key."""
+
+    api_key = models.OneToOneField(ApiKey, on_delete=models.CASCADE, related_name="expiry_notice")
+    sent_at = models.DateTimeField()
+
+    def __str__(self):
+        return f"Expiry notice for {self.api_key.prefix}"
 
 
 def month_start(moment: datetime) -> date:

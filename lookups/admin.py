@@ -1,6 +1,7 @@
 from django.contrib import admin
 
 from lookups.models import (
+    BrowserCheckCount,
     BusinessListing,
     CarrierOverride,
     ExposureCoverage,
@@ -45,3 +46,17 @@ class ExposureCoverageAdmin(admin.ModelAdmin):
 class CarrierOverrideAdmin(admin.ModelAdmin):
     list_display = ["e164", "operator_name", "note", "updated_at"]
     search_fields = ["=e164", "operator_name"]
+
+
+@admin.register(BrowserCheckCount)
+class BrowserCheckCountAdmin(admin.ModelAdmin):
+    # Written by the checker route only; staff read the counts.
+    list_display = ["day", "product", "checks"]
+    list_filter = ["product"]
+    date_hierarchy = "day"
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

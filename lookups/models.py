@@ -116,3 +116,20 @@ class IdempotentRequest(models.Model):
 
     def __str__(self):
         return f"{self.key} ({self.state})"
+
+
+class BrowserCheckCount(models.Model):
+    """Checks answered by the browser checkers, per product and UTC day: a count, no numbers."""
+
+    product = models.ForeignKey("catalog.Product", on_delete=models.PROTECT, related_name="+")
+    day = models.DateField(help_text="UTC day.")
+    checks = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-day", "product__position"]
+        constraints = [
+            models.UniqueConstraint(fields=["product", "day"], name="one_check_count_per_day")
+        ]
+
+    def __str__(self):
+        return f"{self.product} {self.day}: {self.checks}"

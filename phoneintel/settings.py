@@ -8,6 +8,7 @@ nothing installed. Production sets both, plus SECRET_KEY and API_KEY_SECRET.
 from pathlib import Path
 
 import environ
+from celery.schedules import crontab
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -61,6 +62,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
 ]
 
 ROOT_URLCONF = "phoneintel.urls"
@@ -125,6 +127,19 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 
 EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="phoneintel <noreply@localhost>")
+# Only read by the file backend (EMAIL_BACKEND=django.core.mail.backends.filebased.EmailBackend).
+EMAIL_FILE_PATH = env.str("EMAIL_FILE_PATH", default=str(BASE_DIR / "test-output" / "emails"))
+# Links in emails sent with no request at hand (the daily key-expiry notice).
+SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000")
+
+# --- Developer portal ----------------------------------------------------
+LOGIN_URL = "portal:sign_in"
+LOGIN_REDIRECT_URL = "portal:dashboard"
+LOGOUT_REDIRECT_URL = "catalog:home"
+SIGNUP_LINK_MAX_AGE_DAYS = 7
+# Sign-in attempts, counted per account (whether it exists or not) and per client address.
+SIGN_IN_RATE_PER_ACCOUNT = env.str("SIGN_IN_RATE_PER_ACCOUNT", default="5/5m")
+SIGN_IN_RATE_PER_ADDRESS = env.str("SIGN_IN_RATE_PER_ADDRESS", default="20/5m")
 
 # Production safety: on unless DEBUG. Behind a TLS-terminating proxy, set
 # SECURE_PROXY_SSL_HEADER via env so Django knows the request was HTTPS.
@@ -137,6 +152,22 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# No inline script or style anywhere: every script and stylesheet is a file under /static/.
+CONTENT_SECURITY_POLICY = {
+    # /docs/api/ carries its own meta policy for Redoc (inline styles, blob: workers); a header
+    # policy would be intersected with it and break the page.
+    "EXCLUDE_URL_PREFIXES": ["/docs/api/"],
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
 if env.bool("BEHIND_TLS_PROXY", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
@@ -183,6 +214,16 @@ SPECTACULAR_SETTINGS = {
 RATELIMIT_USE_CACHE = "default"
 RATELIMIT_VIEW = "phoneintel.views.ratelimited"
 
+# --- Browser checkers ----------------------------------------------------
+# Their own protection layer (lookups/browser/protection.py); developer keys play no part.
+CHECKER_TOKEN_MAX_AGE = env.int("CHECKER_TOKEN_MAX_AGE", default=600)  # seconds
+CHECKER_SESSION_MAX_AGE = 12 * 3600
+CHECKER_SESSION_RATES = env.tuple("CHECKER_SESSION_RATES", default=("10/m", "100/d"))
+CHECKER_ADDRESS_RATES = env.tuple("CHECKER_ADDRESS_RATES", default=("30/m", "300/d"))
+# Hashcash difficulty in leading zero bits: ~16k SHA-256 per check, well under a second.
+CHECKER_POW_BITS = env.int("CHECKER_POW_BITS", default=14)
+CHECKER_MAX_BODY_BYTES = 4096
+
 # --- Celery --------------------------------------------------------------
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = None
@@ -193,6 +234,11 @@ CELERY_BEAT_SCHEDULE = {
     "purge-idempotency-records": {
         "task": "lookups.tasks.purge_idempotency_records",
         "schedule": 3600,
+    },
+    "purge-signup-links": {"task": "accounts.tasks.purge_signup_links", "schedule": 3600},
+    "send-key-expiry-notices": {
+        "task": "accounts.tasks.send_key_expiry_notices",
+        "schedule": crontab(hour=8, minute=0),
     },
 }
 

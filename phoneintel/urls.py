@@ -25,6 +25,9 @@ urlpatterns = [
     # Anything else under /v1/ is the envelope's 404, in DEBUG too.
     re_path(r"^v1/", api_not_found),
     path("admin/", admin.site.urls),
+    path("", include("accounts.urls")),
+    # The browser checkers: their own protection layer, never under /v1/.
+    path("checkers/", include("lookups.urls")),
     path("", include("catalog.urls")),
 ]
 

@@ -1,17 +1,31 @@
-"""Writes on developers, keys and units. Keyword-only, one decision each."""
+"""Writes on API keys: issue, roll, revoke, authenticate, and the expiry notices."""
 
 import hmac
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from accounts import crypto
-from accounts.models import KEY_LIFETIME, ApiKey, Developer, MonthlyUsage, User, month_start
-from accounts.selectors import UsageSummary, usage_for_key
-from phoneintel.errors import ApiError, ErrorCode
+from accounts.emails import email_queue
+from accounts.models import (
+    KEY_LIFETIME,
+    ApiKey,
+    Developer,
+    KeyExpiryNotice,
+    MonthlyUsage,
+    month_start,
+)
+from accounts.selectors import UsageSummary
+from phoneintel.errors import ErrorCode
+
+# Live (neither revoked nor expired) keys a developer may hold at once through the portal.
+MAX_LIVE_KEYS_PER_DEVELOPER = 10
+# How far ahead a developer may let a rolled key keep working.
+ROLL_GRACE_MAX = timedelta(hours=24)
+EXPIRY_NOTICE_AHEAD = timedelta(days=7)
 
 
 class KeyRejected(Exception):
@@ -25,17 +39,8 @@ class KeyLifetimeError(ValueError):
     pass
 
 
-@transaction.atomic
-def developer_get_or_create_approved(*, email: str) -> Developer:
-    email = User.objects.normalize_email(email).lower()
-    user = User.objects.filter(email=email).first()
-    if user is None:
-        # No password yet: the developer sets one through the portal's sign-up link.
-        user = User.objects.create_user(email=email, password=None)
-    developer, _ = Developer.objects.get_or_create(
-        user=user, defaults={"access": Developer.Access.APPROVED}
-    )
-    return developer
+class KeyNotAllowed(Exception):
+    """The portal refuses to issue a key; the message is for the developer."""
 
 
 def api_key_create(
@@ -146,50 +151,83 @@ def api_key_touch(*, api_key_id: int, now: datetime) -> None:
     ApiKey.objects.filter(stale, pk=api_key_id).update(last_used_at=now)
 
 
-class QuotaExceeded(Exception):
-    def __init__(self, usage: UsageSummary, units: int):
-        super().__init__("monthly quota exceeded")
-        self.usage = usage
-        self.units = units
-
-    def as_api_error(self, now: datetime) -> ApiError:
-        usage = self.usage
-        return ApiError.retry_later(
-            429,
-            ErrorCode.QUOTA_EXCEEDED,
-            f"This call needs {self.units} unit(s) but the key has {usage.units_remaining} of"
-            f" {usage.units_quota} left for {usage.period:%Y-%m}. The quota resets at"
-            f" {usage.resets_at:%Y-%m-%dT%H:%M:%SZ}. Nothing was charged.",
-            int((usage.resets_at - now).total_seconds()) + 1,
+@transaction.atomic
+def developer_key_create(*, developer: Developer, name: str) -> tuple[ApiKey, str]:
+    """A key issued in the portal: approved developers only, a bounded number at once."""
+    # The developer's row is locked so that two tabs creating keys at once both count.
+    developer = Developer.objects.select_for_update().get(pk=developer.pk)
+    if not developer.is_approved:
+        raise KeyNotAllowed(
+            f"Your access is {developer.get_access_display().lower()}: you cannot create keys."
         )
+    now = timezone.now()
+    live = developer.api_keys.filter(revoked_at__isnull=True, expires_at__gt=now).count()
+    if live >= MAX_LIVE_KEYS_PER_DEVELOPER:
+        raise KeyNotAllowed(
+            f"You have {live} live keys, the most allowed. Revoke one you no longer use."
+        )
+    return api_key_create(developer=developer, name=name, monthly_quota=developer.monthly_quota)
 
 
-def charge_units(*, api_key: ApiKey, units: int, now: datetime) -> UsageSummary:
-    """Adds `units` to this month's usage of the key, or raises QuotaExceeded and adds nothing.
+@transaction.atomic
+def api_key_roll(
+    *, api_key: ApiKey, old_key_expires_at: datetime, now: datetime
+) -> tuple[ApiKey, str]:
+    """Issues a successor with the same name, quota and rate limit; the old key stops at
+    `old_key_expires_at` (now, or up to 24 hours later, never later than it would have)."""
+    old = ApiKey.objects.select_for_update().select_related("developer").get(pk=api_key.pk)
+    if not old.developer.is_approved:
+        raise KeyNotAllowed(
+            f"Your access is {old.developer.get_access_display().lower()}: you cannot roll keys."
+        )
+    if old.status_at(now) != ApiKey.Status.ACTIVE:
+        raise KeyNotAllowed(f"Only an active key can be rolled; this one is {old.status_at(now)}.")
+    if not now <= old_key_expires_at <= now + ROLL_GRACE_MAX:
+        raise KeyNotAllowed("The old key may keep working for at most 24 hours.")
+    new, raw = api_key_create(
+        developer=old.developer,
+        name=old.name,
+        monthly_quota=old.monthly_quota,
+        rate_limit=old.rate_limit,
+    )
+    old.expires_at = min(old.expires_at, old_key_expires_at)
+    old.save(update_fields=["expires_at"])
+    # The developer chose when the old key ends: no "expires soon" notice for it.
+    KeyExpiryNotice.objects.get_or_create(api_key=old, defaults={"sent_at": now})
+    return new, raw
 
-    The check and the charge are one statement: the upsert takes the row lock, so
-    concurrent callers queue on it and each sees the total the previous one left;
-    none can pass the `WHERE` on a stale count. Call it inside the transaction that
-    commits the lookup, so a failure after it rolls the charge back.
+
+@transaction.atomic
+def key_expiry_notices_send(*, now: datetime, site_url: str) -> int:
+    """Emails each developer whose active keys expire within 7 days, once per key.
+
+    Returns how many keys were noticed. Running it twice, or two at once, sends nothing
+    twice: the keys are locked (others skip them) and each notice row is unique per key.
     """
-    if units <= 0:
-        raise ValueError("charge at least one unit")
-    period = month_start(now)
-    quota = api_key.monthly_quota
-    table = MonthlyUsage._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""
-            INSERT INTO {table} (api_key_id, period, units_used)
-            SELECT %s, %s, %s WHERE %s <= %s
-            ON CONFLICT (api_key_id, period) DO UPDATE
-                SET units_used = {table}.units_used + EXCLUDED.units_used
-                WHERE {table}.units_used + EXCLUDED.units_used <= %s
-            RETURNING units_used
-            """,  # noqa: S608  (the table name is ours; values are parameters)
-            [api_key.pk, connection.ops.adapt_datefield_value(period), units, units, quota, quota],
+    keys = list(
+        ApiKey.objects.select_for_update(skip_locked=True, of=("self",))
+        .select_related("developer__user")
+        .filter(
+            revoked_at__isnull=True,
+            is_active=True,
+            developer__access=Developer.Access.APPROVED,
+            expires_at__gt=now,
+            expires_at__lte=now + EXPIRY_NOTICE_AHEAD,
+            expiry_notice__isnull=True,
         )
-        row = cursor.fetchone()
-    if row is None:
-        raise QuotaExceeded(usage_for_key(api_key=api_key, now=now), units)
-    return UsageSummary(period=period, units_used=row[0], units_quota=quota)
+        .order_by("developer_id", "expires_at")
+    )
+    KeyExpiryNotice.objects.bulk_create(
+        [KeyExpiryNotice(api_key=key, sent_at=now) for key in keys], ignore_conflicts=True
+    )
+    by_developer: dict[int, list[ApiKey]] = {}
+    for key in keys:
+        by_developer.setdefault(key.developer_id, []).append(key)
+    for developer_keys in by_developer.values():
+        developer = developer_keys[0].developer
+        email_queue(
+            to=developer.user.email,
+            template="key_expiry",
+            context={"developer": developer, "keys": developer_keys, "site_url": site_url},
+        )
+    return len(keys)

@@ -1,0 +1,58 @@
+"""Writes on developers, keys and units. Keyword-only, one decision each."""
+
+from accounts.services.access import (
+    InviteNotNeeded,
+    access_request_approve,
+    access_request_reject,
+    access_request_submit,
+    developer_get_or_create_approved,
+    developer_invite,
+    developer_reactivate,
+    developer_suspend,
+    signup_complete,
+    signup_link_find,
+    signup_link_issue,
+    signup_links_purge,
+)
+from accounts.services.keys import (
+    KeyLifetimeError,
+    KeyNotAllowed,
+    KeyRejected,
+    api_key_authenticate,
+    api_key_create,
+    api_key_revoke,
+    api_key_roll,
+    api_key_set_active,
+    api_key_touch,
+    developer_key_create,
+    key_expiry_notices_send,
+)
+from accounts.services.units import QuotaExceeded, charge_units
+
+__all__ = [
+    "InviteNotNeeded",
+    "KeyLifetimeError",
+    "KeyNotAllowed",
+    "KeyRejected",
+    "QuotaExceeded",
+    "access_request_approve",
+    "access_request_reject",
+    "access_request_submit",
+    "api_key_authenticate",
+    "api_key_create",
+    "api_key_revoke",
+    "api_key_roll",
+    "api_key_set_active",
+    "api_key_touch",
+    "charge_units",
+    "developer_get_or_create_approved",
+    "developer_invite",
+    "developer_key_create",
+    "developer_reactivate",
+    "developer_suspend",
+    "key_expiry_notices_send",
+    "signup_complete",
+    "signup_link_find",
+    "signup_link_issue",
+    "signup_links_purge",
+]

@@ -1,0 +1,221 @@
+"""Writes on developers' access: requests, review, invitations, suspension, sign-up links."""
+
+import hashlib
+import hmac
+import secrets
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.core import signing
+from django.db import IntegrityError, transaction
+from django.urls import reverse
+
+from accounts.emails import email_queue
+from accounts.models import Developer, SignupLink, User
+
+SIGNUP_LINK_LIFETIME = timedelta(days=settings.SIGNUP_LINK_MAX_AGE_DAYS)
+_SIGNUP_SALT = "accounts.signup-link"
+
+
+class InviteNotNeeded(Exception):
+    """The address already belongs to an account with a password."""
+
+
+def _normalized(email: str) -> str:
+    return User.objects.normalize_email(email.strip()).lower()
+
+
+@transaction.atomic
+def developer_get_or_create_approved(*, email: str) -> Developer:
+    email = _normalized(email)
+    user = User.objects.filter(email=email).first()
+    if user is None:
+        # No password yet: the developer sets one through the portal's sign-up link.
+        user = User.objects.create_user(email=email, password=None)
+    developer, _ = Developer.objects.get_or_create(
+        user=user, defaults={"access": Developer.Access.APPROVED}
+    )
+    return developer
+
+
+@transaction.atomic
+def access_request_submit(
+    *, email: str, name: str, company: str, intended_use: str, site_url: str
+) -> None:
+    """Records a pending request, or, for an address we know, changes nothing.
+
+    Either way the caller shows the same page and the address gets one email, so the
+    form tells nobody which addresses have accounts.
+    """
+    email = _normalized(email)
+    context = {"name": name, "site_url": site_url}
+    try:
+        with transaction.atomic():
+            user = User.objects.create_user(email=email, password=None, first_name=name[:150])
+            Developer.objects.create(
+                user=user, name=name, company=company, intended_use=intended_use
+            )
+    except IntegrityError:  # the address exists (perhaps from a request a moment ago)
+        email_queue(to=email, template="access_request_known", context=context)
+        return
+    email_queue(to=email, template="access_request_received", context=context)
+
+
+@transaction.atomic
+def access_request_approve(
+    *,
+    developer: Developer,
+    monthly_quota: int | None,
+    reviewer: User | None,
+    site_url: str,
+    now: datetime,
+) -> bool:
+    """Approves a pending or rejected request and emails the way in; False for any other."""
+    developer = Developer.objects.select_for_update().select_related("user").get(pk=developer.pk)
+    if developer.access not in (Developer.Access.PENDING, Developer.Access.REJECTED):
+        return False
+    developer.access = Developer.Access.APPROVED
+    developer.reviewed_at = now
+    if monthly_quota is not None:
+        developer.monthly_quota = monthly_quota
+    developer.save(update_fields=["access", "reviewed_at", "monthly_quota"])
+    context = {"developer": developer, "site_url": site_url}
+    if developer.user.has_usable_password():
+        email_queue(to=developer.user.email, template="access_approved_sign_in", context=context)
+    else:
+        _, context["signup_url"] = signup_link_issue(
+            developer=developer, created_by=reviewer, site_url=site_url, now=now
+        )
+        email_queue(to=developer.user.email, template="access_approved", context=context)
+    return True
+
+
+@transaction.atomic
+def access_request_reject(*, developer: Developer, now: datetime) -> bool:
+    """Rejects a pending request. False if it was not pending."""
+    developer = Developer.objects.select_for_update().select_related("user").get(pk=developer.pk)
+    if developer.access != Developer.Access.PENDING:
+        return False
+    developer.access = Developer.Access.REJECTED
+    developer.reviewed_at = now
+    developer.save(update_fields=["access", "reviewed_at"])
+    email_queue(to=developer.user.email, template="access_rejected", context={})
+    return True
+
+
+@transaction.atomic
+def developer_invite(
+    *,
+    email: str,
+    name: str,
+    company: str,
+    monthly_quota: int | None,
+    invited_by: User | None,
+    site_url: str,
+    now: datetime,
+) -> SignupLink:
+    """Staff invite an address directly: approved at once, a sign-up link by email."""
+    email = _normalized(email)
+    user = User.objects.select_for_update().filter(email=email).first()
+    if user is not None and user.has_usable_password():
+        raise InviteNotNeeded(f"{email} already has an account; it can sign in.")
+    if user is None:
+        user = User.objects.create_user(email=email, password=None, first_name=name[:150])
+    developer, _ = Developer.objects.get_or_create(user=user)
+    developer.access = Developer.Access.APPROVED
+    developer.reviewed_at = now
+    developer.name = name or developer.name
+    developer.company = company or developer.company
+    if monthly_quota is not None:
+        developer.monthly_quota = monthly_quota
+    developer.save()
+    link, signup_url = signup_link_issue(
+        developer=developer, created_by=invited_by, site_url=site_url, now=now
+    )
+    email_queue(
+        to=email,
+        template="invitation",
+        context={"developer": developer, "signup_url": signup_url, "site_url": site_url},
+    )
+    return link
+
+
+@transaction.atomic
+def developer_suspend(*, developer: Developer, now: datetime) -> bool:
+    """Every key of the developer answers 401 inactive_api_key from the next request on:
+    authentication reads the owner's access with the key, in the same query."""
+    changed = Developer.objects.filter(pk=developer.pk, access=Developer.Access.APPROVED).update(
+        access=Developer.Access.SUSPENDED, reviewed_at=now
+    )
+    return bool(changed)
+
+
+@transaction.atomic
+def developer_reactivate(*, developer: Developer, now: datetime) -> bool:
+    changed = Developer.objects.filter(pk=developer.pk, access=Developer.Access.SUSPENDED).update(
+        access=Developer.Access.APPROVED, reviewed_at=now
+    )
+    return bool(changed)
+
+
+def _secret_hash(secret: str) -> str:
+    # A fast hash suffices: the secret is 256 random bits, nothing to slow a guesser down for.
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def signup_link_issue(
+    *, developer: Developer, created_by: User | None, site_url: str, now: datetime
+) -> tuple[SignupLink, str]:
+    """Stores a new link's hash; returns it with the link, which exists nowhere else."""
+    secret = secrets.token_urlsafe(32)
+    link = SignupLink.objects.create(
+        developer=developer,
+        email=developer.user.email,
+        secret_hash=_secret_hash(secret),
+        created_at=now,
+        expires_at=now + SIGNUP_LINK_LIFETIME,
+        created_by=created_by,
+    )
+    token = signing.TimestampSigner(salt=_SIGNUP_SALT).sign_object([link.pk, secret])
+    return link, site_url.rstrip("/") + reverse("portal:signup", args=[token])
+
+
+def signup_link_find(*, token: str, now: datetime, lock: bool = False) -> SignupLink | None:
+    """The open link the token names, or None if it is forged, expired, used or unknown."""
+    try:
+        link_id, secret = signing.TimestampSigner(salt=_SIGNUP_SALT).unsign_object(
+            token, max_age=SIGNUP_LINK_LIFETIME
+        )
+    except (signing.BadSignature, ValueError, TypeError):
+        return None
+    links = SignupLink.objects.select_related("developer__user")
+    if lock:
+        links = links.select_for_update(of=("self",))
+    link = links.filter(pk=link_id).first()
+    if link is None or not hmac.compare_digest(link.secret_hash, _secret_hash(str(secret))):
+        return None
+    if link.status_at(now) != "open":
+        return None
+    return link
+
+
+@transaction.atomic
+def signup_complete(*, token: str, password: str, now: datetime) -> User | None:
+    """Sets the (already validated) password and spends the link, and every other open
+    link of the developer. None if the link is no longer usable."""
+    # Locked: the same link submitted twice at once sets a password once.
+    link = signup_link_find(token=token, now=now, lock=True)
+    if link is None:
+        return None
+    user = link.developer.user
+    user.set_password(password)
+    user.save(update_fields=["password"])
+    SignupLink.objects.filter(developer=link.developer, used_at__isnull=True).update(used_at=now)
+    return user
+
+
+def signup_links_purge(*, now: datetime) -> int:
+    """Deletes used and expired links; a deleted link is as unusable as a spent one."""
+    deleted, _ = SignupLink.objects.filter(used_at__isnull=False).delete()
+    expired, _ = SignupLink.objects.filter(expires_at__lte=now).delete()
+    return deleted + expired

@@ -1,0 +1,111 @@
+"""The whole journey in real headless Chromium, API calls included.
+
+request access → staff approve in admin → the emailed link → password → key created and
+copied → the key answers 200 → usage shows the unit → revoke → 401 revoked_api_key.
+"""
+
+from importlib import import_module
+
+import httpx
+import pytest
+from django.apps import apps
+
+from accounts.models import Developer
+from accounts.tests.conftest import PASSWORD, link_in
+from conftest import SCREENSHOTS
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def _products(transactional_db):
+    """The products of the data migrations: a transactional test before may have flushed them."""
+    import_module("catalog.migrations.0002_seed_products").seed(apps, None)
+
+
+def test_from_request_to_revoked_key(
+    live_server, browser_page, mailoutbox, eager_tasks, django_user_model
+):
+    site = live_server.url
+    developer_page = browser_page
+    developer_page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site)
+
+    # A visitor asks for access.
+    developer_page.goto(f"{site}/")
+    developer_page.get_by_role("link", name="Request access").click()
+    developer_page.get_by_label("Work email").fill("lin@example.test")
+    developer_page.get_by_label("Your name").fill("Lin Developer")
+    developer_page.get_by_label("Company (optional)").fill("Callers Inc")
+    developer_page.get_by_label("What will you build with the API?").fill("Fraud screening.")
+    developer_page.get_by_role("button", name="Request access").click()
+    assert "We have your request" in developer_page.get_by_role("status").inner_text()
+    assert Developer.objects.get(user__email="lin@example.test").access == "pending"
+
+    # Staff approve it in the admin, with a quota, in a browser of their own.
+    django_user_model.objects.create_superuser(email="staff@example.test", password="staff-pw")
+    staff = developer_page.context.browser.new_page()
+    staff.goto(f"{site}/admin/")
+    staff.get_by_label("Email address:").fill("staff@example.test")
+    staff.get_by_label("Password:").fill("staff-pw")
+    staff.get_by_role("button", name="Log in").click()
+    staff.get_by_role("link", name="Access requests").click()
+    row = staff.locator("#result_list tr", has_text="lin@example.test")
+    row.locator("input[name=_selected_action]").check()
+    staff.select_option("select[name=action]", "approve")
+    staff.locator("input[name=monthly_quota]").fill("500")
+    staff.get_by_role("button", name="Go").click()
+    assert "Approved 1 request(s)." in staff.locator(".messagelist").inner_text()
+    staff.close()
+
+    # The emailed link lets the developer set a password and signs them in.
+    [approval] = [m for m in mailoutbox if m.subject == "Your phoneintel API access is approved"]
+    developer_page.goto(link_in(approval))
+    developer_page.get_by_label("New password", exact=True).fill(PASSWORD)
+    developer_page.get_by_label("New password confirmation").fill(PASSWORD)
+    developer_page.get_by_role("button", name="Set password and sign in").click()
+    assert developer_page.url == f"{site}/portal/"
+    assert "Approved" in developer_page.locator(".access").inner_text()
+
+    # A key, shown once, copied with the button.
+    developer_page.get_by_label("Key name").fill("Production")
+    developer_page.get_by_role("button", name="Create key").click()
+    shown = developer_page.locator("#raw-key").input_value()
+    assert shown.startswith("pi_beta_") and len(shown) == 46
+    developer_page.get_by_role("button", name="Copy").click()
+    assert developer_page.get_by_role("button", name="Copied").is_visible()
+    assert developer_page.evaluate("navigator.clipboard.readText()") == shown
+    developer_page.screenshot(path=SCREENSHOTS / "portal-key-shown-once.png", full_page=True)
+
+    # The copied key works on the API, and costs one unit.
+    api = httpx.Client(base_url=site, headers={"Authorization": f"Bearer {shown}"})
+    answer = api.post("/v1/data/phone-lookups", json={"phone": "+447912345678"})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["meta"]["unitsCharged"] == 1
+
+    developer_page.get_by_role("link", name="I have copied it: back to my keys").click()
+    assert shown not in developer_page.content()
+    row = developer_page.locator("table.keys tbody tr", has_text="Production")
+    assert row.locator(".status").inner_text() == "Active"
+    developer_page.screenshot(path=SCREENSHOTS / "portal-dashboard.png", full_page=True)
+
+    # The usage page shows the unit, as the account endpoint does.
+    developer_page.get_by_role("link", name="Usage", exact=True).click()
+    usage_row = developer_page.locator("table.usage tbody tr", has_text="Production")
+    assert usage_row.locator(".units-used").inner_text() == "1"
+    assert usage_row.locator(".units-quota").inner_text() == "500"
+    assert usage_row.locator(".units-remaining").inner_text() == "499"
+    account = api.get("/v1/data/account").json()["data"]
+    assert (account["usage"]["unitsUsed"], account["quota"]["monthlyUnits"]) == (1, 500)
+    assert developer_page.locator("svg.bar-chart rect.bar").count() >= 1
+    developer_page.screenshot(path=SCREENSHOTS / "portal-usage.png", full_page=True)
+
+    # Revoked after a confirmation: the API refuses the key at once.
+    developer_page.get_by_role("link", name="Keys", exact=True).click()
+    developer_page.locator("table.keys tbody tr", has_text="Production").get_by_role(
+        "link", name="Revoke"
+    ).click()
+    developer_page.get_by_role("button", name="now").click()
+    assert "is revoked" in developer_page.get_by_role("status").first.inner_text()
+    refused = api.get("/v1/data/account")
+    assert refused.status_code == 401
+    assert refused.json()["error"]["code"] == "revoked_api_key"

@@ -1,0 +1,127 @@
+"""The usage page: this month per key and per day, past months; equal to /v1/data/account."""
+
+import re
+from datetime import UTC, date, datetime, timedelta
+
+import pytest
+import time_machine
+from django.db import connection
+from django.utils import timezone
+
+from accounts.models import DailyUsage, MonthlyUsage, month_start
+from accounts.services import QuotaExceeded, api_key_create, charge_units
+
+pytestmark = pytest.mark.django_db
+
+
+def lookups(client, raw, count):
+    for _ in range(count):
+        response = client.post(
+            "/v1/data/phone-risk-checks",
+            {"phone": "+447912345678"},
+            content_type="application/json",
+            HTTP_AUTHORIZATION=f"Bearer {raw}",
+        )
+        assert response.status_code == 200
+
+
+def usage_rows(page: str) -> dict:
+    rows = {}
+    for key_id, row in re.findall(r'<tr data-key-id="(\d+)">(.*?)</tr>', page, re.S):
+        cells = {
+            name: int(value) for name, value in re.findall(r'class="num (units-\w+)">(\d+)<', row)
+        }
+        rows[int(key_id)] = cells
+    return rows
+
+
+def test_usage_page_numbers_equal_the_account_endpoint(client, make_developer):
+    developer = make_developer()
+    first, first_raw = api_key_create(developer=developer, name="One", monthly_quota=5)
+    second, second_raw = api_key_create(developer=developer, name="Two")
+    lookups(client, first_raw, 3)
+    lookups(client, second_raw, 2)
+    client.force_login(developer.user)
+    page = client.get("/portal/usage/").content.decode()
+    rows = usage_rows(page)
+    for key, raw in ((first, first_raw), (second, second_raw)):
+        account = client.get("/v1/data/account", HTTP_AUTHORIZATION=f"Bearer {raw}").json()
+        data = account["data"]
+        assert rows[key.pk] == {
+            "units-used": data["usage"]["unitsUsed"],
+            "units-quota": data["quota"]["monthlyUnits"],
+            "units-remaining": data["usage"]["unitsRemaining"],
+        }
+    assert rows[first.pk] == {"units-used": 3, "units-quota": 5, "units-remaining": 2}
+    assert re.search(r'class="num units-total">5<', page)
+    today = timezone.now().date()
+    assert f"<title>{today:%Y-%m-%d}: 5 units</title>" in page
+
+
+def test_chart_has_a_bar_per_day_and_past_months_are_a_table(client, make_developer):
+    developer = make_developer()
+    key, raw = api_key_create(developer=developer, name="History")
+    MonthlyUsage.objects.create(api_key=key, period=date(2026, 9, 1), units_used=41)
+    with time_machine.travel(datetime(2026, 11, 3, 12, tzinfo=UTC)):
+        lookups(client, raw, 1)
+    with time_machine.travel(datetime(2026, 11, 5, 9, tzinfo=UTC)):
+        lookups(client, raw, 2)
+        client.force_login(developer.user)
+        page = client.get("/portal/usage/").content.decode()
+    bars = re.findall(r"<title>(2026-11-\d\d): (\d+) units?</title>", page)
+    assert bars == [
+        ("2026-11-01", "0"),
+        ("2026-11-02", "0"),
+        ("2026-11-03", "1"),
+        ("2026-11-04", "0"),
+        ("2026-11-05", "2"),
+    ]
+    assert page.count('class="bar"') == 5
+    past = re.search(r'aria-label="Past months">(.*?)</table>', page, re.S)[1]
+    assert "2026-09" in past and ">41<" in past
+
+
+def test_a_refused_charge_writes_no_daily_units(make_key):
+    key, _ = make_key(monthly_quota=3)
+    now = timezone.now()
+    charge_units(api_key=key, units=2, now=now)
+    with pytest.raises(QuotaExceeded):
+        charge_units(api_key=key, units=2, now=now)
+    charge_units(api_key=key, units=1, now=now)
+    assert MonthlyUsage.objects.get(api_key=key).units_used == 3
+    assert DailyUsage.objects.get(api_key=key).units_used == 3
+
+
+def test_daily_rows_follow_the_utc_day(make_key):
+    key, _ = make_key()
+    charge_units(api_key=key, units=1, now=datetime(2026, 11, 3, 23, 59, 59, tzinfo=UTC))
+    charge_units(api_key=key, units=2, now=datetime(2026, 11, 4, 0, 0, 0, tzinfo=UTC))
+    assert dict(DailyUsage.objects.values_list("day", "units_used")) == {
+        date(2026, 11, 3): 1,
+        date(2026, 11, 4): 2,
+    }
+    assert MonthlyUsage.objects.get(period=month_start(datetime(2026, 11, 4, tzinfo=UTC)))
+
+
+def test_charging_is_one_statement_on_postgresql(make_key, django_assert_num_queries):
+    assert connection.vendor == "postgresql"
+    key, _ = make_key()
+    with django_assert_num_queries(1):
+        charge_units(api_key=key, units=1, now=timezone.now())
+    assert DailyUsage.objects.get(api_key=key).units_used == 1
+
+
+def test_usage_page_shows_only_the_developers_keys_this_month(client, make_developer, make_key):
+    other_key, other_raw = make_key(email="someone-else@example.test")
+    lookups(client, other_raw, 1)
+    developer = make_developer()
+    old, _ = api_key_create(
+        developer=developer, name="Expired", expires_at=timezone.now() + timedelta(seconds=1)
+    )
+    old.expires_at = timezone.now() - timedelta(days=40)
+    old.created_at = old.expires_at - timedelta(days=90)
+    old.save()
+    client.force_login(developer.user)
+    page = client.get("/portal/usage/").content.decode()
+    assert other_key.prefix not in page and old.prefix not in page
+    assert "No keys used or live this month." in page

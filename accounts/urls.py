@@ -1,0 +1,56 @@
+from django.contrib.auth import views as auth_views
+from django.urls import path, reverse_lazy
+
+from accounts import views
+
+app_name = "portal"
+
+urlpatterns = [
+    path("accounts/request-access/", views.request_access, name="request_access"),
+    path("accounts/request-access/sent/", views.request_access_sent, name="request_access_sent"),
+    path("accounts/signup/<str:token>/", views.signup, name="signup"),
+    path("accounts/sign-in/", views.SignInView.as_view(), name="sign_in"),
+    path("accounts/sign-out/", auth_views.LogoutView.as_view(), name="sign_out"),
+    path("accounts/password/reset/", views.PasswordResetView.as_view(), name="password_reset"),
+    path(
+        "accounts/password/reset/sent/",
+        auth_views.PasswordResetDoneView.as_view(template_name="registration/reset_sent.html"),
+        name="password_reset_done",
+    ),
+    path(
+        "accounts/password/reset/<uidb64>/<token>/",
+        auth_views.PasswordResetConfirmView.as_view(
+            template_name="registration/reset_confirm.html",
+            success_url=reverse_lazy("portal:password_reset_complete"),
+        ),
+        name="password_reset_confirm",
+    ),
+    path(
+        "accounts/password/reset/done/",
+        auth_views.PasswordResetCompleteView.as_view(
+            template_name="registration/reset_complete.html"
+        ),
+        name="password_reset_complete",
+    ),
+    path(
+        "accounts/password/change/",
+        auth_views.PasswordChangeView.as_view(
+            template_name="registration/password_change.html",
+            success_url=reverse_lazy("portal:password_change_done"),
+        ),
+        name="password_change",
+    ),
+    path(
+        "accounts/password/change/done/",
+        auth_views.PasswordChangeDoneView.as_view(
+            template_name="registration/password_change_done.html"
+        ),
+        name="password_change_done",
+    ),
+    path("portal/", views.dashboard, name="dashboard"),
+    path("portal/keys/", views.key_create, name="key_create"),
+    path("portal/keys/<int:key_id>/revoke/", views.key_revoke, name="key_revoke"),
+    path("portal/keys/<int:key_id>/roll/", views.key_roll, name="key_roll"),
+    path("portal/usage/", views.usage, name="usage"),
+    path("portal/quickstart/", views.quickstart, name="quickstart"),
+]

@@ -1,0 +1,249 @@
+"""The developer portal: access, sign-in, keys, usage, quickstart. Each view validates a
+form, calls one service or selector, and renders."""
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import SetPasswordForm
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse, reverse_lazy
+from django.utils import timezone
+from django.utils.decorators import method_decorator
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods, require_POST
+from django_ratelimit.decorators import ratelimit
+
+from accounts.charts import daily_bar_chart
+from accounts.forms import KeyCreateForm, KeyRollForm, QueuedPasswordResetForm, RequestAccessForm
+from accounts.models import ApiKey, Developer
+from accounts.selectors import developer_for_user, developer_key, developer_keys, developer_usage
+from accounts.services import (
+    KeyNotAllowed,
+    access_request_submit,
+    api_key_revoke,
+    api_key_roll,
+    developer_key_create,
+    signup_complete,
+    signup_link_find,
+)
+from phoneintel.views import ratelimited
+
+# Per client address, counted on submissions only: enough for a person, not for a script.
+FORM_RATE = "5/m"
+
+
+def _site_url(request) -> str:
+    return request.build_absolute_uri("/").rstrip("/")
+
+
+def _signing_in_account(group, request) -> str:
+    # Counted for any address typed, known or not, so the limit reveals no account.
+    return (request.POST.get("username") or "").strip().lower()
+
+
+def _refuse_if_limited(view):
+    def check(self, request, *args, **kwargs):
+        if getattr(request, "limited", False):
+            return ratelimited(request)
+        return view(self, request, *args, **kwargs)
+
+    return check
+
+
+# --- Access --------------------------------------------------------------
+
+
+@require_http_methods(["GET", "POST"])
+@ratelimit(key="ip", rate=FORM_RATE, method="POST", block=False, group="request-access")
+def request_access(request):
+    if getattr(request, "limited", False):
+        return ratelimited(request)
+    form = RequestAccessForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        access_request_submit(**form.cleaned_data, site_url=_site_url(request))
+        return redirect("portal:request_access_sent")
+    return render(request, "accounts/request_access.html", {"form": form})
+
+
+def request_access_sent(request):
+    return render(request, "accounts/request_access_sent.html")
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+def signup(request, token):
+    now = timezone.now()
+    link = signup_link_find(token=token, now=now)
+    if link is None:
+        return render(request, "accounts/signup_invalid.html", status=410)
+    form = SetPasswordForm(link.developer.user, request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        user = signup_complete(token=token, password=form.cleaned_data["new_password1"], now=now)
+        if user is None:
+            return render(request, "accounts/signup_invalid.html", status=410)
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        messages.success(request, "Your password is set and you are signed in.")
+        return redirect("portal:dashboard")
+    return render(request, "accounts/signup.html", {"form": form, "email": link.email})
+
+
+@method_decorator(
+    ratelimit(
+        key="ip",
+        rate=settings.SIGN_IN_RATE_PER_ADDRESS,
+        method="POST",
+        block=False,
+        group="sign-in-address",
+    ),
+    name="dispatch",
+)
+@method_decorator(
+    ratelimit(
+        key=_signing_in_account,
+        rate=settings.SIGN_IN_RATE_PER_ACCOUNT,
+        method="POST",
+        block=False,
+        group="sign-in-account",
+    ),
+    name="dispatch",
+)
+class SignInView(auth_views.LoginView):
+    template_name = "registration/sign_in.html"
+    redirect_authenticated_user = True
+
+    @_refuse_if_limited
+    def post(self, request, *args, **kwargs):
+        return super().post(request, *args, **kwargs)
+
+
+@method_decorator(
+    ratelimit(key="ip", rate=FORM_RATE, method="POST", block=False, group="password-reset"),
+    name="dispatch",
+)
+class PasswordResetView(auth_views.PasswordResetView):
+    form_class = QueuedPasswordResetForm
+    template_name = "registration/password_reset.html"
+    success_url = reverse_lazy("portal:password_reset_done")
+
+    @_refuse_if_limited
+    def post(self, request, *args, **kwargs):
+        return super().post(request, *args, **kwargs)
+
+
+# --- Keys ----------------------------------------------------------------
+
+
+def _developer(request) -> Developer:
+    developer = developer_for_user(user=request.user)
+    if developer is None:
+        raise Http404("This account has no developer profile.")
+    return developer
+
+
+def _own_key(developer: Developer, key_id: int) -> ApiKey:
+    key = developer_key(developer=developer, key_id=key_id)
+    if key is None:
+        raise Http404("No such key.")
+    return key
+
+
+def _dashboard(request, developer, *, form=None, refusal=None, status=200):
+    context = {
+        "developer": developer,
+        "keys": developer_keys(developer=developer, now=timezone.now()) if developer else [],
+        "form": form or KeyCreateForm(),
+        "refusal": refusal,
+    }
+    return render(request, "accounts/dashboard.html", context, status=status)
+
+
+@never_cache
+@login_required
+def dashboard(request):
+    return _dashboard(request, developer_for_user(user=request.user))
+
+
+def _show_raw_key(request, key: ApiKey, raw: str, *, rolled: ApiKey | None = None):
+    # The raw key goes into this one response and nowhere else: not the session, not a message.
+    return render(request, "accounts/key_created.html", {"key": key, "raw": raw, "rolled": rolled})
+
+
+@never_cache
+@login_required
+@require_POST
+def key_create(request):
+    developer = _developer(request)
+    form = KeyCreateForm(request.POST)
+    if not form.is_valid():
+        return _dashboard(request, developer, form=form, status=400)
+    try:
+        key, raw = developer_key_create(developer=developer, name=form.cleaned_data["name"])
+    except KeyNotAllowed as refused:
+        return _dashboard(request, developer, form=form, refusal=str(refused), status=403)
+    return _show_raw_key(request, key, raw)
+
+
+@never_cache
+@login_required
+@require_http_methods(["GET", "POST"])
+def key_revoke(request, key_id: int):
+    key = _own_key(_developer(request), key_id)
+    if request.method == "POST":
+        api_key_revoke(api_key=key)
+        messages.success(request, f"Key {key.prefix}… ({key.name}) is revoked.")
+        return redirect("portal:dashboard")
+    return render(request, "accounts/key_revoke.html", {"key": key})
+
+
+@never_cache
+@login_required
+@require_http_methods(["GET", "POST"])
+def key_roll(request, key_id: int):
+    key = _own_key(_developer(request), key_id)
+    form = KeyRollForm(request.POST if request.method == "POST" else None)
+    refusal = None
+    if request.method == "POST" and form.is_valid():
+        now = timezone.now()
+        try:
+            new, raw = api_key_roll(api_key=key, old_key_expires_at=now + form.grace(), now=now)
+        except KeyNotAllowed as refused:
+            refusal = str(refused)
+        else:
+            key.refresh_from_db(fields=["expires_at"])
+            return _show_raw_key(request, new, raw, rolled=key)
+    context = {"key": key, "form": form, "refusal": refusal}
+    return render(request, "accounts/key_roll.html", context, status=403 if refusal else 200)
+
+
+# --- Usage and docs ------------------------------------------------------
+
+
+@never_cache
+@login_required
+def usage(request):
+    developer = _developer(request)
+    month = developer_usage(developer=developer, now=timezone.now())
+    return render(
+        request,
+        "accounts/usage.html",
+        {"developer": developer, "month": month, "chart": daily_bar_chart(month.days)},
+    )
+
+
+@login_required
+def quickstart(request):
+    developer = developer_for_user(user=request.user)
+    rows = developer_keys(developer=developer, now=timezone.now()) if developer else []
+    live = [row.key for row in rows if row.status == ApiKey.Status.ACTIVE]
+    return render(
+        request,
+        "accounts/quickstart.html",
+        {
+            "developer": developer,
+            "key_prefix": live[0].prefix if live else None,
+            "api_base": _site_url(request) + reverse("api:products").rsplit("/", 1)[0],
+        },
+    )
