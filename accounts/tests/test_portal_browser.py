@@ -9,6 +9,7 @@ from importlib import import_module
 import httpx
 import pytest
 from django.apps import apps
+from playwright.sync_api import expect
 
 from accounts.models import Developer
 from accounts.tests.conftest import PASSWORD, link_in
@@ -72,7 +73,8 @@ def test_from_request_to_revoked_key(
     shown = developer_page.locator("#raw-key").input_value()
     assert shown.startswith("pi_beta_") and len(shown) == 46
     developer_page.get_by_role("button", name="Copy").click()
-    assert developer_page.get_by_role("button", name="Copied").is_visible()
+    # The label changes once the clipboard write has resolved: wait for it, don't sample.
+    expect(developer_page.get_by_role("button", name="Copied")).to_be_visible()
     assert developer_page.evaluate("navigator.clipboard.readText()") == shown
     developer_page.screenshot(path=SCREENSHOTS / "portal-key-shown-once.png", full_page=True)
 
