@@ -23,6 +23,7 @@ from lookups.models import (
     NumberReport,
 )
 from lookups.risk import RECENCY_FACTORS, ReportTally
+from phoneintel.db import hot_cursor
 
 _EXPOSED = "__exposed__"
 _REPORTS = NumberReport._meta.db_table
@@ -111,6 +112,6 @@ def _placeholders(values) -> str:
 
 
 def _rows(sql: str, params: list) -> list[tuple]:
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()

@@ -92,6 +92,13 @@ DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 # No per-request `SELECT 1`: a connection that died is dropped after the request
 # that hit it, which answers 500 and charges nothing.
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # The hot-path statements (phoneintel/db.py) are prepared once per connection after
+    # this many runs. Set DATABASE_PREPARED_STATEMENTS=false behind a pooler that cannot
+    # keep prepared statements (PgBouncer in transaction mode before 1.21).
+    DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = (
+        5 if env.bool("DATABASE_PREPARED_STATEMENTS", default=True) else None
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.str("REDIS_URL", default="")

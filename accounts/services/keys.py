@@ -1,7 +1,7 @@
 """Writes on API keys: issue, roll, revoke, authenticate, and the expiry notices."""
 
 import hmac
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -19,6 +19,7 @@ from accounts.models import (
     month_start,
 )
 from accounts.selectors import UsageSummary
+from phoneintel.db import hot_cursor
 from phoneintel.errors import ErrorCode
 
 # Live (neither revoked nor expired) keys a developer may hold at once through the portal.
@@ -109,12 +110,16 @@ def api_key_authenticate(*, raw: str, now: datetime) -> ApiKey:
         raise KeyRejected(ErrorCode.INVALID_API_KEY, "The API key is not valid.")
     key_hash = crypto.hash_key(raw, settings.API_KEY_SECRET)
     period = month_start(now)
-    key = next(iter(ApiKey.objects.raw(_AUTH_SQL, [period, key_hash])), None)
-    if key is None or not hmac.compare_digest(key.key_hash, key_hash):
+    with hot_cursor() as cursor:
+        cursor.execute(_AUTH_SQL, [period, key_hash])
+        row = cursor.fetchone()
+    if row is None or not hmac.compare_digest(row[4], key_hash):
         raise KeyRejected(ErrorCode.INVALID_API_KEY, "The API key is not valid.")
-    key.developer = Developer(id=key.developer_id, access=key.developer_access)
+    *key_values, developer_access, units_used = row
+    key = ApiKey.from_db(None, _AUTH_KEY_FIELDS, [_aware(value) for value in key_values])
+    key.developer = Developer(id=key.developer_id, access=developer_access)
     key.month_usage = UsageSummary(
-        period=period, units_used=key.units_used_this_month, units_quota=key.monthly_quota
+        period=period, units_used=units_used, units_quota=key.monthly_quota
     )
     status = key.status_at(now)
     if status == ApiKey.Status.REVOKED:
@@ -132,15 +137,26 @@ def api_key_authenticate(*, raw: str, now: datetime) -> ApiKey:
 
 
 # Plain SQL on the hottest path: the ORM's query building cost more than the query.
+_AUTH_KEY_FIELDS = [
+    *("id", "developer_id", "name", "prefix", "key_hash", "created_at", "expires_at"),
+    *("revoked_at", "is_active", "last_used_at", "monthly_quota", "rate_limit"),
+]
 _AUTH_SQL = f"""
-    SELECT k.id, k.developer_id, k.name, k.prefix, k.key_hash, k.created_at, k.expires_at,
-           k.revoked_at, k.is_active, k.last_used_at, k.monthly_quota, k.rate_limit,
-           d.access AS developer_access, COALESCE(m.units_used, 0) AS units_used_this_month
+    SELECT {", ".join(f"k.{name}" for name in _AUTH_KEY_FIELDS)},
+           d.access, COALESCE(m.units_used, 0)
     FROM {ApiKey._meta.db_table} k
     JOIN {Developer._meta.db_table} d ON d.id = k.developer_id
     LEFT JOIN {MonthlyUsage._meta.db_table} m ON m.api_key_id = k.id AND m.period = %s
     WHERE k.key_hash = %s
 """  # noqa: S608  (table names are ours; values are parameters)
+
+
+def _aware(value):
+    """SQLite hands back naive UTC datetimes where the ORM would have made them aware."""
+    if isinstance(value, datetime) and timezone.is_naive(value):
+        return timezone.make_aware(value, UTC)
+    return value
+
 
 LAST_USED_RESOLUTION = timedelta(seconds=60)
 

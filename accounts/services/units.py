@@ -6,6 +6,7 @@ from django.db import connection, transaction
 
 from accounts.models import ApiKey, DailyUsage, MonthlyUsage, month_start
 from accounts.selectors import UsageSummary, usage_for_key
+from phoneintel.db import hot_cursor
 from phoneintel.errors import ApiError, ErrorCode
 
 
@@ -77,7 +78,7 @@ def charge_units(*, api_key: ApiKey, units: int, now: datetime) -> UsageSummary:
         "quota": quota,
     }
     if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
+        with hot_cursor() as cursor:
             cursor.execute(_CHARGE_SQL_POSTGRES, params)
             row = cursor.fetchone()
     else:
