@@ -9,6 +9,9 @@ from django.core.handlers.wsgi import LimitedStream
 from phoneintel.api import error_response, is_api_path
 from phoneintel.errors import ApiError, ErrorCode
 
+# JSON loads nothing and is framed by nobody.
+API_CONTENT_SECURITY_POLICY = "default-src 'none'; frame-ancestors 'none'"
+
 
 def new_request_id() -> str:
     return "req_" + uuid.uuid4().hex
@@ -34,6 +37,8 @@ class RequestContextMiddleware:
         for name, value in request.response_headers.items():
             if name not in response:
                 response[name] = value
+        if is_api_path(request.path) and "Content-Security-Policy" not in response:
+            response["Content-Security-Policy"] = API_CONTENT_SECURITY_POLICY
         # A view may set its own id (an idempotent replay keeps the original one).
         if "X-Request-Id" not in response:
             response["X-Request-Id"] = request.request_id

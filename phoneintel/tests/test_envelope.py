@@ -35,6 +35,14 @@ def test_success_carries_request_id_in_body_and_header(client, key):
     assert body["meta"]["requestId"] == response["X-Request-Id"]
 
 
+@pytest.mark.parametrize("path", ["/v1/data/products", "/v1/no-such-endpoint"])
+def test_api_answers_carry_a_policy_that_loads_nothing(client, path):
+    # The site's page policy allows its own scripts; JSON needs none of that.
+    response = client.get(path)
+    assert response["Content-Security-Policy"] == "default-src 'none'; frame-ancestors 'none'"
+    assert response["X-Content-Type-Options"] == "nosniff"
+
+
 def test_each_request_gets_its_own_id(client):
     first = client.get("/v1/data/products")["X-Request-Id"]
     second = client.get("/v1/data/products")["X-Request-Id"]
