@@ -62,7 +62,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "csp.middleware.CSPMiddleware",
+    "phoneintel.middleware.ContentSecurityPolicyMiddleware",
 ]
 
 ROOT_URLCONF = "phoneintel.urls"
@@ -162,9 +162,9 @@ X_FRAME_OPTIONS = "DENY"
 # No inline script or style anywhere: every script and stylesheet is a file under /static/.
 CONTENT_SECURITY_POLICY = {
     # /docs/api/ carries its own meta policy for Redoc (inline styles, blob: workers); a header
-    # policy would be intersected with it and break the page. The API answers JSON only and
-    # sends a fixed policy of its own (phoneintel/middleware.py), so it skips building one.
-    "EXCLUDE_URL_PREFIXES": ["/docs/api/", "/v1/"],
+    # policy would be intersected with it and break the page. The API sends a fixed policy of
+    # its own (phoneintel/middleware.py).
+    "EXCLUDE_URL_PREFIXES": ["/docs/api/"],
     "DIRECTIVES": {
         "default-src": ["'self'"],
         "script-src": ["'self'"],
