@@ -5,11 +5,13 @@ cookie. Keys are looked up on every request (no cache), so revocation,
 deactivation and suspension take effect on the very next request.
 """
 
+import time
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.core.cache import caches
 from django.utils import timezone
-from django_ratelimit.core import get_usage
+from django_ratelimit.core import _get_window, _make_cache_key, _split_rate, get_usage
 from rest_framework.authentication import BaseAuthentication
 
 from accounts.services import KeyRejected, api_key_authenticate, api_key_touch
@@ -30,14 +32,33 @@ def _client_address(group, request) -> str:
     return request.META.get("REMOTE_ADDR", "")
 
 
-def _auth_failures(request, *, record: bool) -> dict | None:
+def _record_auth_failure(request) -> dict | None:
     return get_usage(
         request,
         group=AUTH_FAILURE_GROUP,
         key=_client_address,
         rate=settings.API_AUTH_FAILURE_RATE,
-        increment=record,
+        increment=True,
     )
+
+
+def _auth_failures_so_far(request) -> dict | None:
+    """The address's failure count as `_record_auth_failure` keeps it, read with one GET.
+
+    `get_usage(increment=False)` would first `add` a zero counter for every address
+    that ever sends a key, a second round trip to Redis on every request; a peek only
+    needs to read. Same counter: django-ratelimit's cache key for the group, rate,
+    address and window.
+    """
+    if not getattr(settings, "RATELIMIT_ENABLE", True):
+        return None
+    rate = settings.API_AUTH_FAILURE_RATE
+    limit, period = _split_rate(rate)
+    address = _client_address(AUTH_FAILURE_GROUP, request)
+    window = _get_window(address, period)
+    cache_key = _make_cache_key(AUTH_FAILURE_GROUP, window, rate, address, get_usage.ALL)
+    count = caches[settings.RATELIMIT_USE_CACHE].get(cache_key, 0)
+    return {"count": count, "limit": limit, "time_left": window - int(time.time())}
 
 
 class ApiKeyAuthentication(BaseAuthentication):
@@ -49,7 +70,7 @@ class ApiKeyAuthentication(BaseAuthentication):
             return None  # DRF turns this into 401 missing_api_key
         # An address that keeps failing is refused before its key is even looked at,
         # so guessing keys at speed gets nowhere.
-        failures = _auth_failures(request, record=False)
+        failures = _auth_failures_so_far(request)
         if failures and failures["count"] >= failures["limit"]:
             raise self._too_many_failures(failures)
 
@@ -63,7 +84,7 @@ class ApiKeyAuthentication(BaseAuthentication):
                 )
             api_key = api_key_authenticate(raw=raw.strip(), now=now)
         except KeyRejected as rejected:
-            failures = _auth_failures(request, record=True)
+            failures = _record_auth_failure(request)
             if failures and failures["should_limit"]:
                 raise self._too_many_failures(failures) from None
             raise ApiError.unauthorized(rejected.code, rejected.message) from None
