@@ -6,13 +6,22 @@ from datetime import timedelta
 
 import httpx
 import pytest
+from django.db import transaction
 from django.test import RequestFactory
 from django.utils import timezone
 from rest_framework.request import Request
 
 from accounts.models import MonthlyUsage
-from lookups.idempotency import purge_expired, request_fingerprint
+from accounts.services import charge_units
+from lookups.idempotency import (
+    LOCK_TIMEOUT,
+    Claim,
+    claim_or_replay,
+    purge_expired,
+    request_fingerprint,
+)
 from lookups.models import IdempotentRequest
+from phoneintel.errors import ApiError, ErrorCode
 
 pytestmark = pytest.mark.django_db
 
@@ -94,6 +103,33 @@ def test_a_claim_whose_worker_died_is_taken_over_after_the_lock_timeout(client, 
     assert response.status_code == 200
     assert units_used(key[0]) == 1
     assert IdempotentRequest.objects.get(key="orphan-001").state == "completed"
+
+
+def test_an_owner_whose_claim_was_taken_over_stores_nothing_and_is_not_charged(key, units_used):
+    """A request that outlived its lock answers 409 in progress; the taker's answer stands."""
+    fingerprint = "f" * 64
+    start = timezone.now()
+    slow = claim_or_replay(api_key=key[0], key="slow-owner-1", fingerprint=fingerprint, now=start)
+    later = start + LOCK_TIMEOUT + timedelta(seconds=1)
+    taker = claim_or_replay(api_key=key[0], key="slow-owner-1", fingerprint=fingerprint, now=later)
+    assert isinstance(slow, Claim) and isinstance(taker, Claim)
+
+    with pytest.raises(ApiError) as refused, transaction.atomic():
+        charge_units(api_key=key[0], units=1, now=later)
+        slow.complete(body=b'{"from":"slow"}', request_id="req_slow", now=later)
+    assert refused.value.code == ErrorCode.IDEMPOTENCY_IN_PROGRESS
+    assert units_used(key[0]) == 0
+
+    with transaction.atomic():
+        charge_units(api_key=key[0], units=1, now=later)
+        taker.complete(body=b'{"from":"taker"}', request_id="req_taker", now=later)
+    record = IdempotentRequest.objects.get(key="slow-owner-1")
+    assert (record.state, record.response_body, record.request_id) == (
+        "completed",
+        '{"from":"taker"}',
+        "req_taker",
+    )
+    assert units_used(key[0]) == 1
 
 
 def test_an_errored_first_try_leaves_the_key_usable(client, key, units_used):
