@@ -15,10 +15,13 @@ pooler that cannot keep prepared statements, where the threshold is None) it is
 Django's ordinary cursor.
 """
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
 
 
 def hot_cursor():
+    # The connection itself, not `django.db.connection`: that proxy looks the
+    # thread's connection up again on every attribute read.
+    connection = connections[DEFAULT_DB_ALIAS]
     if (
         connection.vendor != "postgresql"
         or connection.settings_dict["OPTIONS"].get("prepare_threshold") is None
