@@ -22,7 +22,9 @@ from dataclasses import dataclass
 
 import phonenumbers
 from phonenumbers import PhoneNumberType, ValidationResult, carrier
+from phonenumbers.phonemetadata import PhoneMetadata
 from phonenumbers.phonenumber import CountryCodeSource
+from phonenumbers.phonenumberutil import _number_type_helper
 
 NUMBER_TYPES: tuple[str, ...] = (
     "mobile",
@@ -136,18 +138,31 @@ def parse_phone(raw: str, country: str | None = None) -> ParsedPhone:
     reason = phonenumbers.is_possible_number_with_reason(number)
     if reason != ValidationResult.IS_POSSIBLE:
         raise InvalidPhone(_NOT_POSSIBLE.get(reason, _MSG_UNPARSEABLE))
-    # Valid means "of a known type in the number's own region": that is how
-    # is_valid_number decides, and number_type answers UNKNOWN exactly for the numbers it
-    # rejects. Asking both would classify the number twice (the costliest step of
-    # parsing, and a bulk call parses 50 numbers).
-    kind = phonenumbers.number_type(number)
     own_region = phonenumbers.region_code_for_number(number)
+    kind = _number_type_in(number, own_region)
     return ParsedPhone(
         e164=phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164),
         region=None if own_region in (None, "001", "ZZ") else own_region,
         is_valid=kind != PhoneNumberType.UNKNOWN,
         number_type=_TYPE_NAMES.get(kind, "unknown"),
     )
+
+
+def _number_type_in(number: phonenumbers.PhoneNumber, region: str | None) -> int:
+    """`phonenumbers.number_type(number)`, given the region it would look up again.
+
+    Matching a number against its region's patterns is the costliest step of parsing
+    (a bulk call parses 50 numbers), and `is_valid_number`, `number_type` and
+    `region_code_for_number` each do it. Valid means "of a known type in the number's
+    own region": `is_valid_number` decides exactly so, so the type found once here
+    answers both. This is `number_type`'s own body; its helper is private to
+    phonenumbers (pinned), and tests hold the result to the public functions' answers.
+    """
+    metadata = PhoneMetadata.metadata_for_region_or_calling_code(number.country_code, region)
+    if metadata is None:
+        return PhoneNumberType.UNKNOWN
+    national = phonenumbers.national_significant_number(number)
+    return _number_type_helper(national, metadata)
 
 
 def allocation_carrier_name(parsed: ParsedPhone) -> str:
