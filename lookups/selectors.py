@@ -52,16 +52,18 @@ def risk_inputs(*, e164s: list[str], now: datetime) -> dict[str, tuple[ReportTal
         + f" ELSE {len(bounds)} END"
     )
     hashes = {exposure_hash(n): n for n in e164s}
+    number_is, number_params = _one_of("e164", e164s)
+    hash_is, hash_params = _one_of("number_hash", hashes)
     sql = f"""
         SELECT e164, category, {bucket}, COUNT(*) FROM {_REPORTS}
-        WHERE e164 IN ({_placeholders(e164s)}) GROUP BY 1, 2, 3
+        WHERE {number_is} GROUP BY 1, 2, 3
         UNION ALL
-        SELECT number_hash, %s, -1, 1 FROM {_EXPOSURES}
-        WHERE number_hash IN ({_placeholders(hashes)})
+        SELECT number_hash, %s, -1, 1 FROM {_EXPOSURES} WHERE {hash_is}
     """  # noqa: S608  (table names are ours; values are parameters)
+    params = [*bounds, *number_params, _EXPOSED, *hash_params]
     tallies: dict[str, Counter] = defaultdict(Counter)
     exposed: set[str] = set()
-    for key, category, bucket_index, count in _rows(sql, [*bounds, *e164s, _EXPOSED, *hashes]):
+    for key, category, bucket_index, count in _rows(sql, params):
         if category == _EXPOSED:
             exposed.add(hashes[key])
         else:
@@ -72,14 +74,15 @@ def risk_inputs(*, e164s: list[str], now: datetime) -> dict[str, tuple[ReportTal
 def exposure_facts(*, e164s: list[str], regions: set[str]) -> tuple[set[str], set[str]]:
     """(regions among `regions` the exposure data covers, numbers among `e164s` found in it)."""
     hashes = {exposure_hash(n): n for n in e164s}
-    regions = sorted(regions) or [""]
+    region_is, region_params = _one_of("region", sorted(regions) or [""])
+    hash_is, hash_params = _one_of("number_hash", hashes)
     sql = f"""
-        SELECT 'region', region FROM {_COVERAGE} WHERE region IN ({_placeholders(regions)})
+        SELECT 'region', region FROM {_COVERAGE} WHERE {region_is}
         UNION ALL
-        SELECT 'hash', number_hash FROM {_EXPOSURES} WHERE number_hash IN ({_placeholders(hashes)})
+        SELECT 'hash', number_hash FROM {_EXPOSURES} WHERE {hash_is}
     """  # noqa: S608  (table names are ours; values are parameters)
     covered, exposed = set(), set()
-    for kind, value in _rows(sql, [*regions, *hashes]):
+    for kind, value in _rows(sql, [*region_params, *hash_params]):
         if kind == "region":
             covered.add(value)
         else:
@@ -89,26 +92,39 @@ def exposure_facts(*, e164s: list[str], regions: set[str]) -> tuple[set[str], se
 
 def verified_business_names(*, e164s: list[str]) -> dict[str, str]:
     """The verified business for each number that has one; unverified listings never show."""
+    number_is, params = _one_of("e164", e164s)
     sql = f"""
         SELECT e164, name FROM {_LISTINGS}
-        WHERE verified AND e164 IN ({_placeholders(e164s)})
+        WHERE verified AND {number_is}
         ORDER BY e164, verified_at DESC, name
     """  # noqa: S608  (table names are ours; values are parameters)
     names: dict[str, str] = {}
-    for e164, name in _rows(sql, e164s):
+    for e164, name in _rows(sql, params):
         names.setdefault(e164, name)
     return names
 
 
 def carrier_overrides(*, e164s: list[str]) -> dict[str, str]:
+    number_is, params = _one_of("e164", e164s)
     sql = f"""
-        SELECT e164, operator_name FROM {_OVERRIDES} WHERE e164 IN ({_placeholders(e164s)})
+        SELECT e164, operator_name FROM {_OVERRIDES} WHERE {number_is}
     """  # noqa: S608  (table names are ours; values are parameters)
-    return dict(_rows(sql, e164s))
+    return dict(_rows(sql, params))
 
 
-def _placeholders(values) -> str:
-    return ", ".join(["%s"] * len(values))
+def _one_of(column: str, values) -> tuple[str, list]:
+    """`column` is one of `values`, as SQL and its parameters.
+
+    On PostgreSQL one array parameter, so a statement is the same text whatever the
+    number of values: one prepared statement serves every batch size (a list of
+    placeholders made up to 50 statements per query, each planned on its own), and
+    psycopg converts a short query once instead of a 100-parameter one every time.
+    SQLite has no arrays: a placeholder per value there.
+    """
+    values = list(values)
+    if connection.vendor == "postgresql":
+        return f"{column} = ANY(%s)", [values]
+    return f"{column} IN ({', '.join(['%s'] * len(values))})", values
 
 
 def _rows(sql: str, params: list) -> list[tuple]:
