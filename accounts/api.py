@@ -1,9 +1,9 @@
-from django_ratelimit.core import _split_rate
 from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.views import APIView
 
 from accounts.selectors import iso_utc
+from accounts.throttling import parse_rate
 from phoneintel.api import success
 from phoneintel.openapi import AUTHENTICATED_ERROR_STATUSES, envelope, error_responses
 
@@ -92,7 +92,7 @@ class AccountView(APIView):
     def get(self, request):
         api_key = request.auth
         usage = api_key.month_usage
-        limit, window = _split_rate(api_key.rate_limit)
+        limit, window = parse_rate(api_key.rate_limit)
         data = {
             "key": {
                 "id": api_key.pk,

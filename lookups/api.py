@@ -1,14 +1,16 @@
-from django.conf import settings
-from django.db import transaction
+"""The lookup endpoints: five single lookups and the bulk call, as named DRF views.
+
+Views stay thin: they read the Idempotency-Key, then hand the body to one service
+function (`lookups.services`), which owns the order of the work and its round trips.
+"""
+
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework.views import APIView
 
-from accounts.services import QuotaExceeded, charge_units
-from catalog.selectors import product_is_paused
 from lookups import schemas
-from lookups.bulk import BulkInput, BulkRequest, bulk_items, check_items
+from lookups.bulk import BulkRequest
 from lookups.idempotency import (
     HEADER,
     Claim,
@@ -16,15 +18,12 @@ from lookups.idempotency import (
     idempotency_key,
     request_fingerprint,
 )
-from lookups.inputs import InputProblem, LookupInput, check_input
-from lookups.phone import ParsedPhone
+from lookups.inputs import LookupInput
+from lookups.models import LookupProduct
 from lookups.risk import MODEL_DESCRIPTION
-from lookups.services import LookupProduct, lookup_results
-from phoneintel.api import json_response, render_json, success, success_body
-from phoneintel.errors import ApiError, ErrorCode
+from lookups.services import lookup_bulk, lookup_one
+from phoneintel.api import json_response
 from phoneintel.openapi import AUTHENTICATED_ERROR_STATUSES, envelope, error_responses
-
-BULK_SLUG = "bulk-lookup"
 
 
 def idempotency_parameter(*, required: bool) -> OpenApiParameter:
@@ -90,100 +89,87 @@ SUMMARIES = {
 }
 
 
-def refuse_if_paused(slug: str) -> None:
-    if product_is_paused(slug=slug):
-        raise ApiError.retry_later(
-            503,
-            ErrorCode.SERVICE_UNAVAILABLE,
-            f"{slug} is paused for maintenance. Nothing was charged; try again later.",
-            settings.PAUSED_RETRY_AFTER_SECONDS,
-        )
-
-
-def problems_error(problems: list[InputProblem]) -> ApiError:
-    return ApiError(
-        422,
-        problems[0].code,
-        problems[0].summary,
-        details=[problem.as_detail() for problem in problems],
-    )
-
-
 def idempotently(request, key: str, answer):
-    """Runs `answer(request, claim)` once per key; replays or refuses the rest."""
+    """Runs `answer(claim)` once per key; replays or refuses the rest."""
     outcome = claim_or_replay(
         api_key=request.auth, key=key, fingerprint=request_fingerprint(request), now=timezone.now()
     )
     if not isinstance(outcome, Claim):
         return outcome
     try:
-        return answer(request, outcome)
+        return answer(outcome)
     except BaseException:
         outcome.release()  # an error stores nothing: the key stays free
         raise
 
 
-def charged_answer(request, *, units: int, data, claim: Claim | None, now):
-    """Charges `units` and answers 200; with a claim, charge and stored answer commit together."""
-    api_key = request.auth
-    try:
-        if claim is None:
-            # The charge is the last statement, atomic on its own: nothing can fail after it.
-            usage = charge_units(api_key=api_key, units=units, now=now)
-            return success(request, data, units_charged=units, usage=usage.as_meta())
-        with transaction.atomic():
-            usage = charge_units(api_key=api_key, units=units, now=now) if units else None
-            usage = usage or api_key.month_usage
-            body = render_json(
-                success_body(request, data, units_charged=units, usage=usage.as_meta())
-            )
-            claim.complete(body=body, request_id=request.request_id, now=now)
-        return json_response(body)
-    except QuotaExceeded as exceeded:
-        raise exceeded.as_api_error(now) from None
+def lookup_schema(product: LookupProduct):
+    """The OpenAPI operation of a single lookup of `product`."""
+    name = schemas.NAMES[product]
+    return extend_schema(
+        operation_id=f"{name[0].lower()}{name[1:]}",
+        summary=SUMMARIES[product],
+        description=DESCRIPTIONS[product] + CHARGING + IDEMPOTENCY,
+        tags=["Lookups"],
+        request=LookupInput,
+        parameters=[idempotency_parameter(required=False)],
+        responses={200: envelope(f"{name}Response", schemas.result_schema(product))}
+        | error_responses(*AUTHENTICATED_ERROR_STATUSES, 409),
+        examples=schemas.examples(product),
+    )
 
 
 class LookupView(APIView):
+    """A single lookup of `product`; the order of its work is `lookups.services.lookup_one`."""
+
     product: LookupProduct
 
     def post(self, request):
         key = idempotency_key(request, required=False)
         if key is None:
             return self.answer(request, None)
-        return idempotently(request, key, self.answer)
+        return idempotently(request, key, lambda claim: self.answer(request, claim))
 
     def answer(self, request, claim: Claim | None):
-        refuse_if_paused(self.product.value)
-        phone = check_input(request.data)
-        if isinstance(phone, list):
-            raise problems_error(phone)
-        now = timezone.now()
-        [result] = lookup_results(product=self.product, phones=[phone], now=now)
-        return charged_answer(request, units=1, data=result, claim=claim, now=now)
+        body = lookup_one(
+            api_key=request.auth,
+            product=self.product,
+            body=request.data,
+            claim=claim,
+            request_id=request.request_id,
+            now=timezone.now(),
+        )
+        return json_response(body)
 
-    @classmethod
-    def for_product(cls, product: LookupProduct):
-        def post(self, request):
-            return cls.post(self, request)
 
-        documented = extend_schema(
-            operation_id=f"{schemas.NAMES[product][0].lower()}{schemas.NAMES[product][1:]}",
-            summary=SUMMARIES[product],
-            description=DESCRIPTIONS[product] + CHARGING + IDEMPOTENCY,
-            tags=["Lookups"],
-            request=LookupInput,
-            parameters=[idempotency_parameter(required=False)],
-            responses={
-                200: envelope(f"{schemas.NAMES[product]}Response", schemas.result_schema(product))
-            }
-            | error_responses(*AUTHENTICATED_ERROR_STATUSES, 409),
-            examples=schemas.examples(product),
-        )(post)
-        name = f"{schemas.NAMES[product]}View"
-        return type(name, (cls,), {"product": product, "post": documented}).as_view()
+@extend_schema_view(post=lookup_schema(LookupProduct.PHONE_LOOKUP))
+class PhoneLookupView(LookupView):
+    product = LookupProduct.PHONE_LOOKUP
+
+
+@extend_schema_view(post=lookup_schema(LookupProduct.PHONE_RISK))
+class PhoneRiskCheckView(LookupView):
+    product = LookupProduct.PHONE_RISK
+
+
+@extend_schema_view(post=lookup_schema(LookupProduct.CARRIER_LOOKUP))
+class CarrierLookupView(LookupView):
+    product = LookupProduct.CARRIER_LOOKUP
+
+
+@extend_schema_view(post=lookup_schema(LookupProduct.REVERSE_PHONE_LOOKUP))
+class ReversePhoneLookupView(LookupView):
+    product = LookupProduct.REVERSE_PHONE_LOOKUP
+
+
+@extend_schema_view(post=lookup_schema(LookupProduct.PHONE_EXPOSURE))
+class PhoneExposureCheckView(LookupView):
+    product = LookupProduct.PHONE_EXPOSURE
 
 
 class BulkLookupView(APIView):
+    """Up to 50 lookups of one product; the order of its work is `lookups.services.lookup_bulk`."""
+
     @extend_schema(
         operation_id="bulkLookup",
         summary="Bulk lookup: up to 50 numbers of one product",
@@ -196,17 +182,18 @@ class BulkLookupView(APIView):
         examples=schemas.bulk_examples(),
     )
     def post(self, request):
-        return idempotently(request, idempotency_key(request, required=True), self.answer)
+        return idempotently(
+            request,
+            idempotency_key(request, required=True),
+            lambda claim: self.answer(request, claim),
+        )
 
     def answer(self, request, claim: Claim):
-        refuse_if_paused(BULK_SLUG)
-        body = BulkInput(data=request.data)
-        body.is_valid(raise_exception=True)
-        product = LookupProduct(body.validated_data["product"])
-        refuse_if_paused(product.value)
-        checked = check_items(body.validated_data["inputs"])
-        phones = [entry for entry in checked if isinstance(entry, ParsedPhone)]
-        now = timezone.now()
-        results = lookup_results(product=product, phones=phones, now=now)
-        data = {"product": product.value, "items": bulk_items(checked, results)}
-        return charged_answer(request, units=len(phones), data=data, claim=claim, now=now)
+        body = lookup_bulk(
+            api_key=request.auth,
+            body=request.data,
+            claim=claim,
+            request_id=request.request_id,
+            now=timezone.now(),
+        )
+        return json_response(body)

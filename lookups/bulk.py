@@ -4,10 +4,12 @@ from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
 from lookups.inputs import InputProblem, LookupInput, check_input
+from lookups.models import LookupProduct
 from lookups.phone import ParsedPhone
-from lookups.services import LookupProduct
 
 MAX_INPUTS = 50
+# The bulk endpoint's own pause flag in the catalog, besides its product's.
+BULK_SLUG = "bulk-lookup"
 
 
 class BulkInput(serializers.Serializer):
@@ -43,6 +45,13 @@ class BulkRequest(serializers.Serializer):
         help_text="1 to 50 inputs, each as the body of a single lookup. An invalid input is"
         " answered inline and not charged.",
     )
+
+
+def bulk_request(body) -> tuple[LookupProduct, list]:
+    """The call's product and raw inputs; 422 for a body that is not a bulk request."""
+    envelope = BulkInput(data=body)
+    envelope.is_valid(raise_exception=True)
+    return LookupProduct(envelope.validated_data["product"]), envelope.validated_data["inputs"]
 
 
 def check_items(inputs: list) -> list[ParsedPhone | InputProblem]:

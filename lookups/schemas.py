@@ -5,9 +5,9 @@ from functools import cache
 from drf_spectacular.utils import OpenApiExample, PolymorphicProxySerializer, inline_serializer
 from rest_framework import serializers
 
+from lookups.models import LookupProduct
 from lookups.phone import NUMBER_TYPES
 from lookups.risk import LEVELS
-from lookups.services import LookupProduct
 
 
 def _phone_number():

@@ -1,15 +1,17 @@
-"""Reads of intelligence data, shaped for many numbers at once.
+"""Reads of intelligence data: one SQL text per product, for one number or fifty.
 
-Each function is one query however many numbers it is given, so a single
-lookup and a 50-item bulk call cost the same number of round trips. They are
-plain SQL because they sit on every lookup's path: building these queries
-through the ORM cost several times more than running them (measured: 4 ms to
-build the risk query, 0.5 ms to run it).
+Every read returns rows of one shape, `(kind, number, label, bucket, n)`, so a
+product's read can run alone (the browser checkers) or as a branch of the one
+statement that also charges for it (`lookups.services`), and a single lookup and
+a 50-item bulk call cost the same round trips. Plain SQL because it sits on
+every lookup's path: building these queries through the ORM cost several times
+more than running them (measured: 4 ms to build the risk query, 0.5 ms to run it).
 """
 
 import hashlib
 import hmac
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -25,12 +27,16 @@ from lookups.models import (
 from lookups.risk import RECENCY_FACTORS, ReportTally
 from phoneintel.db import hot_cursor
 
-_EXPOSED = "__exposed__"
 _REPORTS = NumberReport._meta.db_table
 _EXPOSURES = ExposureRecord._meta.db_table
 _COVERAGE = ExposureCoverage._meta.db_table
 _LISTINGS = BusinessListing._meta.db_table
 _OVERRIDES = CarrierOverride._meta.db_table
+
+# The row shape's empty cells, typed so that every branch of a UNION agrees.
+_NO_LABEL = "CAST(NULL AS text)"
+_NO_BUCKET = "CAST(NULL AS integer)"
+_NO_N = "CAST(NULL AS bigint)"
 
 
 def exposure_hash(e164: str) -> str:
@@ -40,94 +46,116 @@ def exposure_hash(e164: str) -> str:
     ).hexdigest()
 
 
-def risk_inputs(*, e164s: list[str], now: datetime) -> dict[str, tuple[ReportTally, bool]]:
-    """Per number: its reports counted by (category, recency bucket), and whether it is exposed."""
-    bounds = [
-        connection.ops.adapt_datetimefield_value(now - timedelta(days=days))
-        for days, _factor in RECENCY_FACTORS
-    ]
+@dataclass(frozen=True)
+class Read:
+    """A product's read: SQL yielding `(kind, number, label, bucket, n)` rows, and its values."""
+
+    sql: str
+    params: dict
+
+
+def risk_read(*, e164s: list[str], now: datetime) -> Read:
+    """Per number: its reports counted by (category, recency bucket); and the exposed hashes."""
+    bounds = {
+        f"bound_{index}": connection.ops.adapt_datetimefield_value(now - timedelta(days=days))
+        for index, (days, _factor) in enumerate(RECENCY_FACTORS)
+    }
     bucket = (
         "CASE "
-        + " ".join(f"WHEN reported_at >= %s THEN {index}" for index in range(len(bounds)))
+        + " ".join(f"WHEN reported_at >= %({name})s THEN {i}" for i, name in enumerate(bounds))
         + f" ELSE {len(bounds)} END"
     )
-    hashes = {exposure_hash(n): n for n in e164s}
-    number_is, number_params = _one_of("e164", e164s)
-    hash_is, hash_params = _one_of("number_hash", hashes)
+    number_is, numbers = _one_of("e164", "number", e164s)
+    hash_is, hashes = _one_of("number_hash", "hash", [exposure_hash(n) for n in e164s])
     sql = f"""
-        SELECT e164, category, {bucket}, COUNT(*) FROM {_REPORTS}
-        WHERE {number_is} GROUP BY 1, 2, 3
+        SELECT 'report', e164, category, {bucket}, COUNT(*) FROM {_REPORTS}
+        WHERE {number_is} GROUP BY 2, 3, 4
         UNION ALL
-        SELECT number_hash, %s, -1, 1 FROM {_EXPOSURES} WHERE {hash_is}
+        SELECT 'exposed', number_hash, {_NO_LABEL}, {_NO_BUCKET}, {_NO_N} FROM {_EXPOSURES}
+        WHERE {hash_is}
     """  # noqa: S608  (table names are ours; values are parameters)
-    params = [*bounds, *number_params, _EXPOSED, *hash_params]
+    return Read(sql, bounds | numbers | hashes)
+
+
+def risk_inputs(e164s: list[str], rows) -> dict[str, tuple[ReportTally, bool]]:
+    """`risk_read`'s rows as, per number, its report tally and whether it is exposed."""
+    by_hash = {exposure_hash(n): n for n in e164s}
     tallies: dict[str, Counter] = defaultdict(Counter)
     exposed: set[str] = set()
-    for key, category, bucket_index, count in _rows(sql, params):
-        if category == _EXPOSED:
-            exposed.add(hashes[key])
-        else:
-            tallies[key][(category, bucket_index)] += count
+    for kind, number, category, bucket, count in rows:
+        if kind == "exposed":
+            exposed.add(by_hash[number])
+        elif kind == "report":
+            tallies[number][(category, bucket)] += count
     return {n: (tallies.get(n, Counter()), n in exposed) for n in e164s}
 
 
-def exposure_facts(*, e164s: list[str], regions: set[str]) -> tuple[set[str], set[str]]:
-    """(regions among `regions` the exposure data covers, numbers among `e164s` found in it)."""
-    hashes = {exposure_hash(n): n for n in e164s}
-    region_is, region_params = _one_of("region", sorted(regions) or [""])
-    hash_is, hash_params = _one_of("number_hash", hashes)
+def exposure_read(*, e164s: list[str], regions: set[str]) -> Read:
+    """The regions among `regions` the exposure data covers, and the exposed hashes."""
+    region_is, region_params = _one_of("region", "region", sorted(regions))
+    hash_is, hashes = _one_of("number_hash", "hash", [exposure_hash(n) for n in e164s])
     sql = f"""
-        SELECT 'region', region FROM {_COVERAGE} WHERE {region_is}
+        SELECT 'covered', region, {_NO_LABEL}, {_NO_BUCKET}, {_NO_N} FROM {_COVERAGE}
+        WHERE {region_is}
         UNION ALL
-        SELECT 'hash', number_hash FROM {_EXPOSURES} WHERE {hash_is}
+        SELECT 'exposed', number_hash, {_NO_LABEL}, {_NO_BUCKET}, {_NO_N} FROM {_EXPOSURES}
+        WHERE {hash_is}
     """  # noqa: S608  (table names are ours; values are parameters)
-    covered, exposed = set(), set()
-    for kind, value in _rows(sql, [*region_params, *hash_params]):
-        if kind == "region":
-            covered.add(value)
-        else:
-            exposed.add(hashes[value])
+    return Read(sql, region_params | hashes)
+
+
+def exposure_facts(e164s: list[str], rows) -> tuple[set[str], set[str]]:
+    """`exposure_read`'s rows as (covered regions, exposed numbers)."""
+    by_hash = {exposure_hash(n): n for n in e164s}
+    covered = {number for kind, number, *_ in rows if kind == "covered"}
+    exposed = {by_hash[number] for kind, number, *_ in rows if kind == "exposed"}
     return covered, exposed
 
 
-def verified_business_names(*, e164s: list[str]) -> dict[str, str]:
-    """The verified business for each number that has one; unverified listings never show."""
-    number_is, params = _one_of("e164", e164s)
+def business_read(*, e164s: list[str]) -> Read:
+    """The newest verified business per number; unverified listings never show."""
+    number_is, numbers = _one_of("e164", "number", e164s)
     sql = f"""
-        SELECT e164, name FROM {_LISTINGS}
-        WHERE verified AND {number_is}
-        ORDER BY e164, verified_at DESC, name
+        SELECT 'business', e164, name, {_NO_BUCKET}, {_NO_N} FROM (
+            SELECT e164, name, ROW_NUMBER() OVER (
+                PARTITION BY e164 ORDER BY verified_at DESC, name
+            ) AS newest
+            FROM {_LISTINGS} WHERE verified AND {number_is}
+        ) AS listings WHERE newest = 1
     """  # noqa: S608  (table names are ours; values are parameters)
-    names: dict[str, str] = {}
-    for e164, name in _rows(sql, params):
-        names.setdefault(e164, name)
-    return names
+    return Read(sql, numbers)
 
 
-def carrier_overrides(*, e164s: list[str]) -> dict[str, str]:
-    number_is, params = _one_of("e164", e164s)
+def carrier_read(*, e164s: list[str]) -> Read:
+    """Staff's operator overrides (ported numbers)."""
+    number_is, numbers = _one_of("e164", "number", e164s)
     sql = f"""
-        SELECT e164, operator_name FROM {_OVERRIDES} WHERE {number_is}
+        SELECT 'operator', e164, operator_name, {_NO_BUCKET}, {_NO_N} FROM {_OVERRIDES}
+        WHERE {number_is}
     """  # noqa: S608  (table names are ours; values are parameters)
-    return dict(_rows(sql, params))
+    return Read(sql, numbers)
 
 
-def _one_of(column: str, values) -> tuple[str, list]:
-    """`column` is one of `values`, as SQL and its parameters.
+def labels(rows, kind: str) -> dict[str, str]:
+    """`number → label` of the rows of one kind (operators, businesses)."""
+    return {number: label for row_kind, number, label, *_ in rows if row_kind == kind}
+
+
+def read_rows(read: Read) -> list[tuple]:
+    with hot_cursor() as cursor:
+        cursor.execute(read.sql, read.params)
+        return cursor.fetchall()
+
+
+def _one_of(column: str, name: str, values: list) -> tuple[str, dict]:
+    """`column` is one of `values`, as SQL and its named parameters.
 
     On PostgreSQL one array parameter, so a statement is the same text whatever the
-    number of values: one prepared statement serves every batch size (a list of
-    placeholders made up to 50 statements per query, each planned on its own), and
-    psycopg converts a short query once instead of a 100-parameter one every time.
-    SQLite has no arrays: a placeholder per value there.
+    number of values: one prepared statement serves every batch size, and psycopg
+    converts a short query once instead of a 100-parameter one every time. SQLite
+    has no arrays: a placeholder per value there.
     """
-    values = list(values)
     if connection.vendor == "postgresql":
-        return f"{column} = ANY(%s)", [values]
-    return f"{column} IN ({', '.join(['%s'] * len(values))})", values
-
-
-def _rows(sql: str, params: list) -> list[tuple]:
-    with hot_cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
+        return f"{column} = ANY(%({name}s)s)", {f"{name}s": list(values)}
+    params = {f"{name}_{index}": value for index, value in enumerate(values)}
+    return f"{column} IN ({', '.join(f'%({key})s' for key in params)})", params

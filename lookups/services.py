@@ -1,40 +1,193 @@
-"""The five lookup products: from parsed numbers to the contract's result objects."""
+"""A lookup, in the order a request lives it: admit, check input, read and charge, answer.
 
+Round trips per request, counted on the wire by `lookups/tests/test_round_trips.py`
+(a PostgreSQL round trip is a Sync or a simple Query; BEGIN and COMMIT count):
+
+| request                                   | PostgreSQL | Redis |
+|-------------------------------------------|------------|-------|
+| single lookup, no `Idempotency-Key`       | 2          | 1     |
+| single lookup with a key, or a bulk call  | 6          | 1     |
+| `GET /v1/data/account`                    | 1          | 1     |
+
+1. Before the view (DRF's authentication and throttle): one read brings the key,
+   its owner's access, this month's usage and the pause flags
+   (`accounts.services.keys.api_key_authenticate`); one Redis script checks the
+   address's failed authentications and counts the request against the key's
+   rate (`accounts.throttling`).
+2. Here, admitting (is the product paused?) and checking the input cost nothing:
+   both use what step 1 read, and a refusal charges nothing.
+3. One statement reads the product's intelligence rows and charges for them
+   (`read_and_charge`): the charge's `WITH` items, then the read as a `UNION ALL`
+   branch. In autocommit it is its own transaction: the charge and the rows it
+   paid for cannot part, and a quota refusal returns the rows with no charge row.
+4. With an `Idempotency-Key` the request also claims the key first (one INSERT)
+   and stores its answer in the charge's transaction: BEGIN, the statement, the
+   stored answer, COMMIT (`lookups.idempotency`).
+
+Once a minute per key an UPDATE of `last_used_at` runs after the response.
+SQLite (the embedded default) allows no INSERT in `WITH`: there the read and
+the charge are separate statements in one transaction.
+"""
+
+from contextlib import nullcontext
 from datetime import datetime
-from enum import StrEnum
+
+from django.conf import settings
+from django.db import connection, transaction
 
 from accounts.models import ApiKey
 from accounts.selectors import UsageSummary
-from accounts.services import charge_units
+from accounts.services.units import (
+    QuotaExceeded,
+    charge_cte,
+    charge_params,
+    charge_units,
+    charged_usage,
+)
 from lookups import selectors
+from lookups.bulk import BULK_SLUG, bulk_items, bulk_request, check_items
+from lookups.idempotency import Claim
+from lookups.inputs import InputProblem, check_input
+from lookups.models import LookupProduct
 from lookups.phone import ParsedPhone, allocation_carrier_name
 from lookups.risk import assess_risk_from_tally
+from phoneintel.api import render_json, success_body
+from phoneintel.db import hot_cursor
+from phoneintel.errors import ApiError, ErrorCode
 
 
-class LookupProduct(StrEnum):
-    PHONE_LOOKUP = "phone-lookup"
-    PHONE_RISK = "phone-risk"
-    CARRIER_LOOKUP = "carrier-lookup"
-    REVERSE_PHONE_LOOKUP = "reverse-phone-lookup"
-    PHONE_EXPOSURE = "phone-exposure"
+def lookup_one(
+    *, api_key: ApiKey, product: LookupProduct, body, claim: Claim | None, request_id: str, now
+) -> bytes:
+    """A single lookup's 200 answer, charged 1 unit; raises ApiError and charges nothing."""
+    refuse_if_paused(api_key, product.value)
+    phone = check_input(body)
+    if isinstance(phone, list):
+        raise problems_error(phone)
+    return _charged_answer(
+        api_key=api_key,
+        product=product,
+        phones=[phone],
+        shape=lambda results: results[0],
+        claim=claim,
+        request_id=request_id,
+        now=now,
+    )
+
+
+def lookup_bulk(*, api_key: ApiKey, body, claim: Claim, request_id: str, now) -> bytes:
+    """A bulk call's 200 answer, charged 1 unit per chargeable item, all or nothing."""
+    refuse_if_paused(api_key, BULK_SLUG)
+    product, inputs = bulk_request(body)
+    refuse_if_paused(api_key, product.value)
+    checked = check_items(inputs)
+    return _charged_answer(
+        api_key=api_key,
+        product=product,
+        phones=[entry for entry in checked if isinstance(entry, ParsedPhone)],
+        shape=lambda results: {"product": product.value, "items": bulk_items(checked, results)},
+        claim=claim,
+        request_id=request_id,
+        now=now,
+    )
+
+
+def _charged_answer(*, api_key, product, phones, shape, claim, request_id, now) -> bytes:
+    """Reads, charges and renders the answer; with a claim, stores it in the same transaction."""
+    with transaction.atomic() if claim else nullcontext():
+        try:
+            results, usage = read_and_charge(
+                api_key=api_key, product=product, phones=phones, now=now
+            )
+        except QuotaExceeded as exceeded:
+            raise exceeded.as_api_error(now) from None
+        body = render_json(
+            success_body(
+                request_id, shape(results), units_charged=len(phones), usage=usage.as_meta()
+            )
+        )
+        if claim is not None:
+            claim.complete(body=body, request_id=request_id, now=now)
+    return body
+
+
+def refuse_if_paused(api_key: ApiKey, slug: str) -> None:
+    if api_key.pauses.includes(slug):
+        raise ApiError.retry_later(
+            503,
+            ErrorCode.SERVICE_UNAVAILABLE,
+            f"{slug} is paused for maintenance. Nothing was charged; try again later.",
+            settings.PAUSED_RETRY_AFTER_SECONDS,
+        )
+
+
+def problems_error(problems: list[InputProblem]) -> ApiError:
+    return ApiError(
+        422,
+        problems[0].code,
+        problems[0].summary,
+        details=[problem.as_detail() for problem in problems],
+    )
+
+
+def read_and_charge(
+    *, api_key: ApiKey, product: LookupProduct, phones: list[ParsedPhone], now: datetime
+) -> tuple[list, UsageSummary]:
+    """One result per phone, in order, and the usage after charging one unit per phone.
+
+    Raises QuotaExceeded (nothing charged) when the units are not left. A possible
+    but invalid number (an unallocated range) is a charged not-found result, so
+    it is charged but not read.
+    """
+    units = len(phones)
+    if not units:
+        return [], api_key.month_usage
+    valid = [p for p in phones if p.is_valid]
+    read = _READS[product](valid, now) if valid else None
+    if connection.vendor == "postgresql":
+        rows, units_used = _read_and_charge_in_one_statement(read, api_key, units, now)
+        usage = charged_usage(api_key=api_key, units=units, now=now, units_used=units_used)
+    else:
+        with transaction.atomic():
+            rows = selectors.read_rows(read) if read else []
+            usage = charge_units(api_key=api_key, units=units, now=now)
+    found = _ANSWERS[product](valid, rows) if valid else {}
+    return [found.get(p.e164) or not_found(p) for p in phones], usage
+
+
+def _read_and_charge_in_one_statement(read, api_key, units, now) -> tuple[list, int | None]:
+    # The charge's row in the reads' shape: (kind, number, label, bucket, n).
+    sql = (
+        f"WITH {charge_cte()}"  # noqa: S608  (our SQL; values are parameters)
+        " SELECT 'charged', CAST(NULL AS text), CAST(NULL AS text), CAST(NULL AS integer),"
+        " CAST(units_used AS bigint) FROM charged"
+    )
+    params = charge_params(api_key=api_key, units=units, now=now)
+    if read is not None:
+        sql += f" UNION ALL {read.sql}"
+        params |= read.params
+    with hot_cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    units_used = next((row[4] for row in rows if row[0] == "charged"), None)
+    return rows, units_used
+
+
+def lookup_results(*, product: LookupProduct, phones: list[ParsedPhone], now: datetime) -> list:
+    """Results with no charge (the free browser checkers): one read, none if nothing is valid."""
+    valid = [p for p in phones if p.is_valid]
+    if not valid:
+        return [not_found(p) for p in phones]
+    found = _ANSWERS[product](valid, selectors.read_rows(_READS[product](valid, now)))
+    return [found.get(p.e164) or not_found(p) for p in phones]
 
 
 def not_found(phone: ParsedPhone) -> dict:
     return {"phoneNumber": phone.e164, "found": False}
 
 
-def lookup_results(*, product: LookupProduct, phones: list[ParsedPhone], now: datetime) -> list:
-    """One result per phone, in order; one query for the whole list (none if nothing is valid).
-
-    A possible-but-invalid number (an unallocated range) is a not-found result.
-    """
-    valid = [p for p in phones if p.is_valid]
-    found = _RESULTS[product](valid, now) if valid else {}
-    return [found.get(p.e164) or not_found(p) for p in phones]
-
-
-def _risk(phones, now, *, with_reports: bool) -> dict[str, dict]:
-    inputs = selectors.risk_inputs(e164s=[p.e164 for p in phones], now=now)
+def _risk(phones, rows, *, with_reports: bool) -> dict[str, dict]:
+    inputs = selectors.risk_inputs([p.e164 for p in phones], rows)
     results = {}
     for phone in phones:
         tally, exposed = inputs[phone.e164]
@@ -50,8 +203,8 @@ def _risk(phones, now, *, with_reports: bool) -> dict[str, dict]:
     return results
 
 
-def _carrier(phones, now) -> dict[str, dict]:
-    overrides = selectors.carrier_overrides(e164s=[p.e164 for p in phones])
+def _carrier(phones, rows) -> dict[str, dict]:
+    overrides = selectors.labels(rows, "operator")
     return {
         p.e164: {
             "phoneNumber": p.e164,
@@ -66,40 +219,37 @@ def _carrier(phones, now) -> dict[str, dict]:
     }
 
 
-def _reverse(phones, now) -> dict[str, dict]:
-    names = selectors.verified_business_names(e164s=[p.e164 for p in phones])
+def _reverse(phones, rows) -> dict[str, dict]:
     return {
         e164: {"phoneNumber": e164, "found": True, "business": {"name": name, "verified": True}}
-        for e164, name in names.items()
+        for e164, name in selectors.labels(rows, "business").items()
     }
 
 
-def _exposure(phones, now) -> dict[str, dict]:
-    regions = {p.region for p in phones if p.region}
-    covered, exposed = selectors.exposure_facts(e164s=[p.e164 for p in phones], regions=regions)
+def _exposure(phones, rows) -> dict[str, dict]:
+    covered, exposed = selectors.exposure_facts([p.e164 for p in phones], rows)
     # Found means "the exposure data covers this number's region"; the answer is a bare boolean.
     return {p.e164: {"atRisk": p.e164 in exposed} for p in phones if p.region in covered}
 
 
-_RESULTS = {
-    LookupProduct.PHONE_LOOKUP: lambda phones, now: _risk(phones, now, with_reports=True),
-    LookupProduct.PHONE_RISK: lambda phones, now: _risk(phones, now, with_reports=False),
+def _numbers(phones) -> list[str]:
+    return [p.e164 for p in phones]
+
+
+# Per product: the read for the valid numbers, and its rows turned into results by number.
+_READS = {
+    LookupProduct.PHONE_LOOKUP: lambda ps, now: selectors.risk_read(e164s=_numbers(ps), now=now),
+    LookupProduct.PHONE_RISK: lambda ps, now: selectors.risk_read(e164s=_numbers(ps), now=now),
+    LookupProduct.CARRIER_LOOKUP: lambda ps, now: selectors.carrier_read(e164s=_numbers(ps)),
+    LookupProduct.REVERSE_PHONE_LOOKUP: lambda ps, now: selectors.business_read(e164s=_numbers(ps)),
+    LookupProduct.PHONE_EXPOSURE: lambda ps, now: selectors.exposure_read(
+        e164s=_numbers(ps), regions={p.region for p in ps if p.region}
+    ),
+}
+_ANSWERS = {
+    LookupProduct.PHONE_LOOKUP: lambda ps, rows: _risk(ps, rows, with_reports=True),
+    LookupProduct.PHONE_RISK: lambda ps, rows: _risk(ps, rows, with_reports=False),
     LookupProduct.CARRIER_LOOKUP: _carrier,
     LookupProduct.REVERSE_PHONE_LOOKUP: _reverse,
     LookupProduct.PHONE_EXPOSURE: _exposure,
 }
-
-
-def lookup_charged(
-    *, api_key: ApiKey, product: LookupProduct, phones: list[ParsedPhone], now: datetime
-) -> tuple[list, UsageSummary]:
-    """Looks the phones up, then charges one unit each.
-
-    The charge is the last database statement and atomic on its own, so no failure
-    can come after it and leave units charged for an answer never built; a failure
-    while looking up happens before anything is charged. Callers that write more
-    after charging (idempotency records) wrap both in one transaction.
-    """
-    results = lookup_results(product=product, phones=phones, now=now)
-    usage = charge_units(api_key=api_key, units=len(phones), now=now)
-    return results, usage

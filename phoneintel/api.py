@@ -25,8 +25,10 @@ def is_api_path(path: str) -> bool:
     return path.startswith(API_PREFIX)
 
 
-def success_body(request, data, *, units_charged: int | None = None, usage: dict | None = None):
-    meta = {"requestId": request.request_id}
+def success_body(
+    request_id: str, data, *, units_charged: int | None = None, usage: dict | None = None
+):
+    meta = {"requestId": request_id}
     if units_charged is not None:
         meta["unitsCharged"] = units_charged
     if usage is not None:
@@ -35,7 +37,9 @@ def success_body(request, data, *, units_charged: int | None = None, usage: dict
 
 
 def success(request, data, *, units_charged: int | None = None, usage: dict | None = None):
-    return Response(success_body(request, data, units_charged=units_charged, usage=usage))
+    return Response(
+        success_body(request.request_id, data, units_charged=units_charged, usage=usage)
+    )
 
 
 def render_json(body: dict) -> bytes:

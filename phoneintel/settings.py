@@ -102,6 +102,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.str("REDIS_URL", default="")
+# The API's rate counters (accounts/throttling.py) are Redis keys of their own, beside the cache's.
+RATE_KEY_PREFIX = env.str("CACHE_KEY_PREFIX", default="phoneintel")
 if REDIS_URL:
     CACHES = {
         "default": {

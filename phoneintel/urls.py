@@ -3,8 +3,14 @@ from django.urls import include, path, re_path
 
 from accounts.api import AccountView
 from catalog.api import ProductManifestView
-from lookups.api import BulkLookupView, LookupView
-from lookups.services import LookupProduct
+from lookups.api import (
+    BulkLookupView,
+    CarrierLookupView,
+    PhoneExposureCheckView,
+    PhoneLookupView,
+    PhoneRiskCheckView,
+    ReversePhoneLookupView,
+)
 from phoneintel.schema import OpenApiDocumentView
 from phoneintel.views import api_not_found
 
@@ -12,11 +18,11 @@ api_patterns = [
     path("products", ProductManifestView.as_view(), name="products"),
     path("openapi.json", OpenApiDocumentView.as_view(), name="openapi"),
     path("account", AccountView.as_view(), name="account"),
-    path("phone-lookups", LookupView.for_product(LookupProduct.PHONE_LOOKUP)),
-    path("phone-risk-checks", LookupView.for_product(LookupProduct.PHONE_RISK)),
-    path("carrier-lookups", LookupView.for_product(LookupProduct.CARRIER_LOOKUP)),
-    path("reverse-phone-lookups", LookupView.for_product(LookupProduct.REVERSE_PHONE_LOOKUP)),
-    path("phone-exposure-checks", LookupView.for_product(LookupProduct.PHONE_EXPOSURE)),
+    path("phone-lookups", PhoneLookupView.as_view()),
+    path("phone-risk-checks", PhoneRiskCheckView.as_view()),
+    path("carrier-lookups", CarrierLookupView.as_view()),
+    path("reverse-phone-lookups", ReversePhoneLookupView.as_view()),
+    path("phone-exposure-checks", PhoneExposureCheckView.as_view()),
     path("bulk-lookups", BulkLookupView.as_view()),
 ]
 

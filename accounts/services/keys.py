@@ -19,6 +19,7 @@ from accounts.models import (
     month_start,
 )
 from accounts.selectors import UsageSummary
+from catalog.selectors import pauses_from, pauses_sql
 from phoneintel.db import hot_cursor
 from phoneintel.errors import ErrorCode
 
@@ -103,24 +104,27 @@ def api_key_set_active(*, api_key: ApiKey, active: bool) -> ApiKey:
 def api_key_authenticate(*, raw: str, now: datetime) -> ApiKey:
     """The key's row if it may be used now, else KeyRejected with the 401 code.
 
-    One query brings the key, its owner's access and this month's usage (as
-    `api_key.month_usage`), so the account endpoint needs no second query.
+    The request's first and only read before its work: one query brings the key,
+    its owner's access, this month's usage (`api_key.month_usage`, all the account
+    endpoint needs) and what is paused (`api_key.pauses`, all a lookup needs to
+    know whether it may run).
     """
     if not crypto.is_well_formed(raw):
         raise KeyRejected(ErrorCode.INVALID_API_KEY, "The API key is not valid.")
     key_hash = crypto.hash_key(raw, settings.API_KEY_SECRET)
     period = month_start(now)
     with hot_cursor() as cursor:
-        cursor.execute(_AUTH_SQL, [period, key_hash])
+        cursor.execute(_auth_sql(), [period, key_hash])
         row = cursor.fetchone()
     if row is None or not hmac.compare_digest(row[4], key_hash):
         raise KeyRejected(ErrorCode.INVALID_API_KEY, "The API key is not valid.")
-    *key_values, developer_access, units_used = row
+    *key_values, developer_access, units_used, paused_slugs, all_paused = row
     key = ApiKey.from_db(None, _AUTH_KEY_FIELDS, [_aware(value) for value in key_values])
     key.developer = Developer(id=key.developer_id, access=developer_access)
     key.month_usage = UsageSummary(
         period=period, units_used=units_used, units_quota=key.monthly_quota
     )
+    key.pauses = pauses_from(paused_slugs, all_paused)
     status = key.status_at(now)
     if status == ApiKey.Status.REVOKED:
         raise KeyRejected(ErrorCode.REVOKED_API_KEY, "This API key has been revoked.")
@@ -141,14 +145,17 @@ _AUTH_KEY_FIELDS = [
     *("id", "developer_id", "name", "prefix", "key_hash", "created_at", "expires_at"),
     *("revoked_at", "is_active", "last_used_at", "monthly_quota", "rate_limit"),
 ]
-_AUTH_SQL = f"""
-    SELECT {", ".join(f"k.{name}" for name in _AUTH_KEY_FIELDS)},
-           d.access, COALESCE(m.units_used, 0)
-    FROM {ApiKey._meta.db_table} k
-    JOIN {Developer._meta.db_table} d ON d.id = k.developer_id
-    LEFT JOIN {MonthlyUsage._meta.db_table} m ON m.api_key_id = k.id AND m.period = %s
-    WHERE k.key_hash = %s
-"""  # noqa: S608  (table names are ours; values are parameters)
+
+
+def _auth_sql() -> str:
+    return f"""
+        SELECT {", ".join(f"k.{name}" for name in _AUTH_KEY_FIELDS)},
+               d.access, COALESCE(m.units_used, 0), {pauses_sql()}
+        FROM {ApiKey._meta.db_table} k
+        JOIN {Developer._meta.db_table} d ON d.id = k.developer_id
+        LEFT JOIN {MonthlyUsage._meta.db_table} m ON m.api_key_id = k.id AND m.period = %s
+        WHERE k.key_hash = %s
+    """  # noqa: S608  (table names are ours; values are parameters)
 
 
 def _aware(value):

@@ -49,11 +49,35 @@ _CHARGE_DAY_SQL = f"""
 
 # PostgreSQL: one statement. The day's row is written only when the month's upsert
 # returned a row, i.e. only when the charge passed the quota.
-_CHARGE_SQL_POSTGRES = f"""
-    WITH charged AS ({_CHARGE_MONTH_SQL}),
+_CHARGE_CTE_POSTGRES = f"""
+    charged AS ({_CHARGE_MONTH_SQL}),
     daily AS ({_CHARGE_DAY_SQL.format(source="FROM charged")})
-    SELECT units_used FROM charged
-"""  # noqa: S608
+"""
+
+
+_CHARGE_SQL_POSTGRES = f"WITH {_CHARGE_CTE_POSTGRES} SELECT units_used FROM charged"  # noqa: S608
+
+
+def charge_params(*, api_key: ApiKey, units: int, now: datetime) -> dict:
+    if units <= 0:
+        raise ValueError("charge at least one unit")
+    return {
+        "key": api_key.pk,
+        "period": connection.ops.adapt_datefield_value(month_start(now)),
+        "day": connection.ops.adapt_datefield_value(now.astimezone(UTC).date()),
+        "units": units,
+        "quota": api_key.monthly_quota,
+    }
+
+
+def charge_cte() -> str:
+    """The charge as `WITH` items for a larger statement (PostgreSQL): `charged` holds the
+    month's new total, or no row when the quota refused the charge.
+
+    The lookup puts its read behind it, so reading and charging cost one round trip
+    (`lookups.services`); `charge_units` is the same charge on its own.
+    """
+    return _CHARGE_CTE_POSTGRES
 
 
 def charge_units(*, api_key: ApiKey, units: int, now: datetime) -> UsageSummary:
@@ -66,17 +90,7 @@ def charge_units(*, api_key: ApiKey, units: int, now: datetime) -> UsageSummary:
     before the day's, so they cannot deadlock. Call it inside the transaction that
     commits the lookup, so a failure after it rolls the charge back.
     """
-    if units <= 0:
-        raise ValueError("charge at least one unit")
-    period = month_start(now)
-    quota = api_key.monthly_quota
-    params = {
-        "key": api_key.pk,
-        "period": connection.ops.adapt_datefield_value(period),
-        "day": connection.ops.adapt_datefield_value(now.astimezone(UTC).date()),
-        "units": units,
-        "quota": quota,
-    }
+    params = charge_params(api_key=api_key, units=units, now=now)
     if connection.vendor == "postgresql":
         with hot_cursor() as cursor:
             cursor.execute(_CHARGE_SQL_POSTGRES, params)
@@ -89,6 +103,13 @@ def charge_units(*, api_key: ApiKey, units: int, now: datetime) -> UsageSummary:
             row = cursor.fetchone()
             if row is not None:
                 cursor.execute(_CHARGE_DAY_SQL.format(source=""), params)
-    if row is None:
+    return charged_usage(api_key=api_key, units=units, now=now, units_used=row and row[0])
+
+
+def charged_usage(*, api_key: ApiKey, units: int, now: datetime, units_used: int | None):
+    """The usage after a charge that left `units_used` (None: the quota refused it)."""
+    if units_used is None:
         raise QuotaExceeded(usage_for_key(api_key=api_key, now=now), units)
-    return UsageSummary(period=period, units_used=row[0], units_quota=quota)
+    return UsageSummary(
+        period=month_start(now), units_used=units_used, units_quota=api_key.monthly_quota
+    )

@@ -15,8 +15,8 @@ from lookups.browser.envelope import seal
 from lookups.browser.errors import CheckerErrorCode, CheckerRefused
 from lookups.browser.protection import CheckRequest
 from lookups.inputs import check_input
-from lookups.models import BrowserCheckCount
-from lookups.services import LookupProduct, lookup_results
+from lookups.models import BrowserCheckCount, LookupProduct
+from lookups.services import lookup_results
 
 _COUNTS = BrowserCheckCount._meta.db_table
 
