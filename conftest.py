@@ -110,7 +110,7 @@ def gunicorn_server(transactional_db):
         "CONN_MAX_AGE": "0",
     }
 
-    def start(workers: int = 1) -> LiveServer:
+    def start(workers: int = 1, environ: dict | None = None) -> LiveServer:
         port = _free_port()
         process = subprocess.Popen(
             [
@@ -126,7 +126,7 @@ def gunicorn_server(transactional_db):
                 "warning",
             ],
             cwd=ROOT,
-            env=env,
+            env=env | (environ or {}),
             start_new_session=True,
         )
         server = LiveServer(process, port)

@@ -1,87 +1,90 @@
 """The real URLconf with the bench's reference views in front.
 
-`bare` is the throughput baseline: a plain Django JSON view behind the same middleware
-stack and gunicorn settings as the API, so the gap between it and an API endpoint is
-what the API's own work costs.
+`bare` is a plain Django JSON view behind the same middleware and gunicorn settings
+as the API: what serving any answer at all costs.
 
-The others are floors: each adds to `bare` only the round trips and framework that an
-API endpoint cannot do without, and nothing of ours. `drf+pg+redis` is the least any
-authenticated, rate-limited endpoint on this stack can cost (DRF, one PostgreSQL query
-for the key, one Redis command for the rate limit), so its ratio to `bare` bounds what
-`account` can reach on the machine the bench runs on; `drf+3pg+redis` bounds `lookup`
-the same way.
+The floors do the unavoidable work of an endpoint and nothing of ours, on DRF with
+no authentication, permission or throttle classes:
+- `floor`: one Redis EVAL, one PostgreSQL read and one committed upsert, the least a
+  lookup can cost (its rate count, its key, its read-and-charge);
+- `floor-get`: one EVAL and one read, the least `GET /v1/data/account` can cost.
+So `lookup / floor` and `account / floor-get` show what our own code costs on top
+of the wire, on the machine the bench runs on.
 """
 
-from django.core.cache import cache
+from django.db import connection
 from django.http import JsonResponse
 from django.urls import path
+from django_redis import get_redis_connection
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.models import ApiKey, MonthlyUsage
 from phoneintel.db import hot_cursor
 from phoneintel.urls import handler400, handler404, handler500  # noqa: F401
 from phoneintel.urls import urlpatterns as real_urlpatterns
 
-FLOOR_CACHE_KEY = "bench-floor"
+_COUNT = "redis.call('INCR', KEYS[1]) return redis.call('GET', KEYS[2])"
+# A month no real charge uses, so the floor's upserts never touch real usage.
+_FLOOR_PERIOD = "2000-01-01"
+_READ_SQL = f"SELECT id, monthly_quota FROM {ApiKey._meta.db_table} ORDER BY id LIMIT 1"  # noqa: S608
+_UPSERT_SQL = f"""
+    INSERT INTO {MonthlyUsage._meta.db_table} (api_key_id, period, units_used)
+    VALUES (%s, %s, 1)
+    ON CONFLICT (api_key_id, period) DO UPDATE
+        SET units_used = {MonthlyUsage._meta.db_table}.units_used + 1
+    RETURNING units_used
+"""  # noqa: S608  (table names are ours; values are parameters)
+_script = None
 
 
 def body(request) -> dict:
     return {"data": {"ok": True}, "meta": {"requestId": request.request_id}}
 
 
-def one_query() -> None:
-    with hot_cursor() as cursor:
-        cursor.execute("SELECT 1")
-        cursor.fetchone()
-
-
 def bare(request):
     return JsonResponse(body(request))
 
 
-def bare_redis(request):
-    cache.get(FLOOR_CACHE_KEY)
-    return JsonResponse(body(request))
+def count_in_redis() -> None:
+    global _script
+    if _script is None:
+        _script = get_redis_connection("default").register_script(_COUNT)
+    _script(keys=["bench:{rate}:count", "bench:{rate}:failures"])
 
 
-def bare_pg(request):
-    one_query()
-    return JsonResponse(body(request))
+def read_one_row() -> int:
+    with hot_cursor() as cursor:
+        cursor.execute(_READ_SQL)
+        return cursor.fetchone()[0]
 
 
-class Drf(APIView):
+class FloorGet(APIView):
     authentication_classes = []
     permission_classes = [AllowAny]
     throttle_classes = []
 
     def get(self, request):
+        count_in_redis()
+        read_one_row()
         return Response(body(request._request))
 
 
-class DrfPgRedis(Drf):
-    queries = 1
-
-    def get(self, request):
-        for _ in range(self.queries):
-            one_query()
-        cache.get(FLOOR_CACHE_KEY)
+class Floor(FloorGet):
+    def post(self, request):
+        count_in_redis()
+        key_id = read_one_row()
+        with hot_cursor() as cursor:
+            period = connection.ops.adapt_datefield_value(_FLOOR_PERIOD)
+            cursor.execute(_UPSERT_SQL, [key_id, period])
+            cursor.fetchone()
         return Response(body(request._request))
-
-
-class Drf3PgRedis(DrfPgRedis):
-    """A lookup's floor: its key, its data and its charge are three statements at least
-    (and the charge, a write that commits, costs more than a SELECT)."""
-
-    queries = 3
 
 
 urlpatterns = [
     path("bench/bare", bare),
-    path("bench/bare-redis", bare_redis),
-    path("bench/bare-pg", bare_pg),
-    path("bench/drf", Drf.as_view()),
-    path("bench/drf-pg-redis", DrfPgRedis.as_view()),
-    path("bench/drf-3pg-redis", Drf3PgRedis.as_view()),
+    path("bench/floor", Floor.as_view()),
+    path("bench/floor-get", FloorGet.as_view()),
     *real_urlpatterns,
 ]

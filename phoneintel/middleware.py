@@ -5,7 +5,9 @@ import uuid
 
 from csp.middleware import CSPMiddleware
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.core.handlers.wsgi import LimitedStream
+from django.utils.module_loading import import_string
 
 from phoneintel.api import error_response, is_api_path
 from phoneintel.errors import ApiError, ErrorCode
@@ -118,3 +120,46 @@ class ContentSecurityPolicyMiddleware(CSPMiddleware):
         if "Content-Security-Policy" not in response:
             response["Content-Security-Policy"] = self.API_POLICY
         return response
+
+
+class SiteMiddleware:
+    """`settings.SITE_MIDDLEWARE`, run for the website and skipped by `/v1/`.
+
+    The API authenticates by key alone and sets no cookie, so sessions, CSRF,
+    messages, the session user and static files are work it would pay for on
+    every request and never use. This builds the site's middleware into a chain
+    of its own, the way Django builds `MIDDLEWARE`, and sends only non-API
+    requests through it. Their `process_view` hooks (CSRF's check) run from here.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+        self.view_hooks = []
+        handler = get_response
+        for path in reversed(settings.SITE_MIDDLEWARE):
+            middleware = import_string(path)(handler)
+            if hasattr(middleware, "process_exception") or hasattr(
+                middleware, "process_template_response"
+            ):
+                raise ImproperlyConfigured(f"{path} needs hooks SiteMiddleware does not run.")
+            if hasattr(middleware, "process_view"):
+                self.view_hooks.insert(0, middleware.process_view)
+            handler = middleware
+        self.site = handler
+
+    def __call__(self, request):
+        if is_api_path(request.path):
+            # CommonMiddleware's one check the API keeps: a Host outside ALLOWED_HOSTS is
+            # refused (400) before any view could build a URL from it.
+            request.get_host()
+            return self.get_response(request)
+        return self.site(request)
+
+    def process_view(self, request, view, args, kwargs):
+        if is_api_path(request.path):
+            return None
+        for hook in self.view_hooks:
+            response = hook(request, view, args, kwargs)
+            if response is not None:
+                return response
+        return None
