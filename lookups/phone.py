@@ -138,8 +138,7 @@ def parse_phone(raw: str, country: str | None = None) -> ParsedPhone:
     reason = phonenumbers.is_possible_number_with_reason(number)
     if reason != ValidationResult.IS_POSSIBLE:
         raise InvalidPhone(_NOT_POSSIBLE.get(reason, _MSG_UNPARSEABLE))
-    own_region = phonenumbers.region_code_for_number(number)
-    kind = _number_type_in(number, own_region)
+    own_region, kind = _region_and_type(number)
     return ParsedPhone(
         e164=phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164),
         region=None if own_region in (None, "001", "ZZ") else own_region,
@@ -148,21 +147,42 @@ def parse_phone(raw: str, country: str | None = None) -> ParsedPhone:
     )
 
 
-def _number_type_in(number: phonenumbers.PhoneNumber, region: str | None) -> int:
-    """`phonenumbers.number_type(number)`, given the region it would look up again.
+def _region_and_type(number: phonenumbers.PhoneNumber) -> tuple[str | None, int]:
+    """`(region_code_for_number(number), number_type(number))`, matching the patterns once.
 
-    Matching a number against its region's patterns is the costliest step of parsing
-    (a bulk call parses 50 numbers), and `is_valid_number`, `number_type` and
-    `region_code_for_number` each do it. Valid means "of a known type in the number's
-    own region": `is_valid_number` decides exactly so, so the type found once here
-    answers both. This is `number_type`'s own body; its helper is private to
-    phonenumbers (pinned), and tests hold the result to the public functions' answers.
+    Matching a number against a region's patterns is the costliest step of parsing (a
+    bulk call parses 50 numbers). Under a calling code shared by several regions (+1,
+    +44, +7, ...) `region_code_for_number` finds the region by matching the number's
+    type in each until one fits, and `number_type` would match it again in that region;
+    valid means "of a known type in its own region" (`is_valid_number`'s rule), so the
+    type found here answers that too. This is those functions' own logic; its helper
+    is private to phonenumbers (pinned), and tests hold the results to the public
+    functions' answers for every calling code.
     """
-    metadata = PhoneMetadata.metadata_for_region_or_calling_code(number.country_code, region)
-    if metadata is None:
-        return PhoneNumberType.UNKNOWN
+    regions = phonenumbers.COUNTRY_CODE_TO_REGION_CODE.get(number.country_code)
+    if not regions:
+        return None, PhoneNumberType.UNKNOWN
     national = phonenumbers.national_significant_number(number)
-    return _number_type_helper(national, metadata)
+    if len(regions) == 1:
+        metadata = PhoneMetadata.metadata_for_region_or_calling_code(
+            number.country_code, regions[0]
+        )
+        kind = (
+            PhoneNumberType.UNKNOWN if metadata is None else _number_type_helper(national, metadata)
+        )
+        return regions[0], kind
+    for region in regions:
+        metadata = PhoneMetadata.metadata_for_region(region.upper(), None)
+        if metadata is None:
+            continue
+        if metadata.leading_digits is not None:
+            if re.match(metadata.leading_digits, national):
+                return region, _number_type_helper(national, metadata)
+            continue
+        kind = _number_type_helper(national, metadata)
+        if kind != PhoneNumberType.UNKNOWN:
+            return region, kind
+    return None, PhoneNumberType.UNKNOWN
 
 
 def allocation_carrier_name(parsed: ParsedPhone) -> str:
