@@ -151,7 +151,7 @@ def read_and_charge(
         with transaction.atomic():
             rows = selectors.read_rows(read) if read else []
             usage = charge_units(api_key=api_key, units=units, now=now)
-    found = _ANSWERS[product](valid, rows) if valid else {}
+    found = _ANSWERS[product](valid, read, rows) if valid else {}
     return [found.get(p.e164) or not_found(p) for p in phones], usage
 
 
@@ -178,7 +178,8 @@ def lookup_results(*, product: LookupProduct, phones: list[ParsedPhone], now: da
     valid = [p for p in phones if p.is_valid]
     if not valid:
         return [not_found(p) for p in phones]
-    found = _ANSWERS[product](valid, selectors.read_rows(_READS[product](valid, now)))
+    read = _READS[product](valid, now)
+    found = _ANSWERS[product](valid, read, selectors.read_rows(read))
     return [found.get(p.e164) or not_found(p) for p in phones]
 
 
@@ -186,8 +187,8 @@ def not_found(phone: ParsedPhone) -> dict:
     return {"phoneNumber": phone.e164, "found": False}
 
 
-def _risk(phones, rows, *, with_reports: bool) -> dict[str, dict]:
-    inputs = selectors.risk_inputs([p.e164 for p in phones], rows)
+def _risk(phones, read, rows, *, with_reports: bool) -> dict[str, dict]:
+    inputs = selectors.risk_inputs(read, rows)
     results = {}
     for phone in phones:
         tally, exposed = inputs[phone.e164]
@@ -203,7 +204,7 @@ def _risk(phones, rows, *, with_reports: bool) -> dict[str, dict]:
     return results
 
 
-def _carrier(phones, rows) -> dict[str, dict]:
+def _carrier(phones, read, rows) -> dict[str, dict]:
     overrides = selectors.labels(rows, "operator")
     return {
         p.e164: {
@@ -219,15 +220,15 @@ def _carrier(phones, rows) -> dict[str, dict]:
     }
 
 
-def _reverse(phones, rows) -> dict[str, dict]:
+def _reverse(phones, read, rows) -> dict[str, dict]:
     return {
         e164: {"phoneNumber": e164, "found": True, "business": {"name": name, "verified": True}}
         for e164, name in selectors.labels(rows, "business").items()
     }
 
 
-def _exposure(phones, rows) -> dict[str, dict]:
-    covered, exposed = selectors.exposure_facts([p.e164 for p in phones], rows)
+def _exposure(phones, read, rows) -> dict[str, dict]:
+    covered, exposed = selectors.exposure_facts(read, rows)
     # Found means "the exposure data covers this number's region"; the answer is a bare boolean.
     return {p.e164: {"atRisk": p.e164 in exposed} for p in phones if p.region in covered}
 
@@ -247,8 +248,8 @@ _READS = {
     ),
 }
 _ANSWERS = {
-    LookupProduct.PHONE_LOOKUP: lambda ps, rows: _risk(ps, rows, with_reports=True),
-    LookupProduct.PHONE_RISK: lambda ps, rows: _risk(ps, rows, with_reports=False),
+    LookupProduct.PHONE_LOOKUP: lambda ps, read, rows: _risk(ps, read, rows, with_reports=True),
+    LookupProduct.PHONE_RISK: lambda ps, read, rows: _risk(ps, read, rows, with_reports=False),
     LookupProduct.CARRIER_LOOKUP: _carrier,
     LookupProduct.REVERSE_PHONE_LOOKUP: _reverse,
     LookupProduct.PHONE_EXPOSURE: _exposure,
