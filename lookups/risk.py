@@ -220,20 +220,29 @@ def assess_risk_from_tally(
     raw = report_points + type_points + exposure_points
     score = min(100, max(0, math.floor(raw + 0.5)))
 
-    points = {RiskReason.RISKY_NUMBER_TYPE: type_points, RiskReason.EXPOSED_NUMBER: exposure_points}
+    contributions = []
+    if type_points:
+        contributions.append((RiskReason.RISKY_NUMBER_TYPE, type_points))
+    if exposure_points:
+        contributions.append((RiskReason.EXPOSED_NUMBER, exposure_points))
     if evidence > 0:
         for reason, reason_terms in terms_by_reason.items():
-            points[reason] = report_points * math.fsum(reason_terms) / evidence
-    contributions = sorted(
-        ((reason, p) for reason, p in points.items() if p > 0),
-        key=lambda item: (-item[1], _REASON_ORDER[item[0]]),
-    )
+            share = math.fsum(reason_terms)
+            if share > 0:
+                contributions.append((reason, report_points * share / evidence))
+    if len(contributions) > 1:
+        contributions.sort(key=_strongest_first)
     return RiskAssessment(
         score=score, level=level_for_score(score), contributions=tuple(contributions)
     )
 
 
 _REASON_ORDER = {reason: position for position, reason in enumerate(RiskReason)}
+
+
+def _strongest_first(contribution: tuple[RiskReason, float]) -> tuple[float, int]:
+    reason, points = contribution
+    return -points, _REASON_ORDER[reason]
 
 
 def _report_reason(category: str, bucket: int) -> RiskReason:
