@@ -7,7 +7,7 @@ from rest_framework import serializers
 
 from lookups.models import LookupProduct
 from lookups.phone import NUMBER_TYPES
-from lookups.risk import LEVELS
+from lookups.risk import LEVELS, REASON_CHOICES
 
 
 def _phone_number():
@@ -26,6 +26,11 @@ def _risk():
             "score": serializers.IntegerField(min_value=0, max_value=100),
             "level": serializers.ChoiceField(
                 choices=LEVELS, help_text="low 0-39, medium 40-69, high 70-100."
+            ),
+            "reasons": serializers.ListField(
+                child=serializers.ChoiceField(choices=REASON_CHOICES),
+                help_text="What raised the score, strongest contribution first; `[]` when"
+                " nothing did (the score is then 0). Each code appears at most once.",
             ),
         },
     )
@@ -128,18 +133,22 @@ def result_schema(product: LookupProduct):
     )
 
 
+# What `manage.py seed_demo` data answers (a test holds the examples to it): 12 recent scam
+# and fraud reports, 90 * (1 - exp(-12 / 5)) = 81.8, and the number is in the exposure data.
+_HIGH_RISK = {
+    "score": 92,
+    "level": "high",
+    "reasons": ["recent_scam_or_fraud_reports", "exposed_number"],
+}
+
 EXAMPLE_RESULTS = {
     LookupProduct.PHONE_LOOKUP: {
         "phoneNumber": "+14155550123",
         "found": True,
-        "risk": {"score": 78, "level": "high"},
+        "risk": _HIGH_RISK,
         "reportCount": 12,
     },
-    LookupProduct.PHONE_RISK: {
-        "phoneNumber": "+14155550123",
-        "found": True,
-        "risk": {"score": 78, "level": "high"},
-    },
+    LookupProduct.PHONE_RISK: {"phoneNumber": "+14155550123", "found": True, "risk": _HIGH_RISK},
     LookupProduct.CARRIER_LOOKUP: {
         "phoneNumber": "+447912345678",
         "found": True,
@@ -243,15 +252,15 @@ def bulk_examples() -> list[OpenApiExample]:
             "data": {
                 "phoneNumber": "+442079460018",
                 "found": True,
-                "risk": {"score": 0, "level": "low"},
+                "risk": {"score": 0, "level": "low", "reasons": []},
             },
         },
         {
             "index": 4,
             "error": {
                 "code": "validation_error",
-                "message": "/inputs/4/country: The country is not a region the numbering plan"
-                " knows.",
+                "message": "/inputs/4/country: The country is not a region known to the"
+                " numbering plan.",
             },
         },
     ]

@@ -196,7 +196,7 @@ def _risk(phones, read, rows, *, with_reports: bool) -> dict[str, dict]:
         result = {
             "phoneNumber": phone.e164,
             "found": True,
-            "risk": {"score": risk.score, "level": risk.level},
+            "risk": {"score": risk.score, "level": risk.level, "reasons": risk.reasons},
         }
         if with_reports:
             result["reportCount"] = sum(tally.values())

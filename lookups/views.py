@@ -12,6 +12,7 @@ from lookups.browser import protection
 from lookups.browser.checks import browser_check, checker_products
 from lookups.browser.envelope import JWE_MEDIA_TYPE
 from lookups.browser.errors import CheckerErrorCode, CheckerRefused
+from lookups.risk import REASON_LABELS
 
 
 def checker_index(request):
@@ -29,6 +30,7 @@ def checker_page(request, slug):
         "token_minutes": settings.CHECKER_TOKEN_MAX_AGE // 60,
         "session_rates": protection.describe_rates(settings.CHECKER_SESSION_RATES),
         "paused": product_is_paused(slug=product.slug),
+        "risk_reasons": {reason.value: label for reason, label in REASON_LABELS.items()},
     }
     response = render(request, "checkers/checker.html", context)
     protection.remember_session(response, session)

@@ -221,7 +221,10 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": r"/v1/",
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {"ErrorCodeEnum": "phoneintel.errors.ErrorCode"},
+    "ENUM_NAME_OVERRIDES": {
+        "ErrorCodeEnum": "phoneintel.errors.ErrorCode",
+        "RiskReasonEnum": "lookups.risk.REASON_CHOICES",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "phoneintel.openapi.complete_contract",

@@ -10,6 +10,7 @@ from django.utils import timezone
 from accounts.models import ApiKey, Developer
 from accounts.services import api_key_create
 from accounts.tests.conftest import PASSWORD
+from lookups.risk import RiskReason
 
 pytestmark = pytest.mark.django_db
 
@@ -166,6 +167,8 @@ def test_quickstart_uses_the_developers_own_key_prefix(client, signed_in):
     assert f"export PHONEINTEL_API_KEY={key.prefix}…" in page
     assert "curl -s http://testserver/v1/data/account" in page
     assert 'href="/docs/api/"' in page and 'href="/v1/data/products"' in page
+    shown_reasons = re.findall(r'<code class="risk-reason">(\w+)</code>', page)
+    assert shown_reasons and set(shown_reasons) <= {reason.value for reason in RiskReason}
 
 
 def test_portal_pages_carry_a_strict_content_security_policy(client, signed_in):

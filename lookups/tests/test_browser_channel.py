@@ -21,6 +21,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 COMPACT_JWE = re.compile(r"[A-Za-z0-9_-]+\.\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+")
 
+# The demo's high-risk number: recent scam and fraud reports, and exposed.
+HIGH_RISK_WHY = "Scam or fraud reports in the last 90 days\nFound in exposure data"
 # (link text, product, number as typed, country, API path, what the page shows)
 CHECKS = [
     (
@@ -29,7 +31,7 @@ CHECKS = [
         "+1 (415) 555-0123",
         "",
         "phone-lookups",
-        {"Number": "+14155550123", "Reports on record": "12"},
+        {"Number": "+14155550123", "Reports on record": "12", "Why": HIGH_RISK_WHY},
     ),
     (
         "Phone risk check",
@@ -37,7 +39,7 @@ CHECKS = [
         "+1 415 555 0123",
         "",
         "phone-risk-checks",
-        {"Number": "+14155550123"},
+        {"Number": "+14155550123", "Why": HIGH_RISK_WHY},
     ),
     (
         "Carrier lookup",
@@ -157,7 +159,8 @@ def test_the_page_explains_a_number_it_cannot_read_and_a_spent_limit(
     page.get_by_role("heading", name="Result", exact=True).wait_for()
     assert problem.is_hidden()
     facts = shown_facts(page)
-    assert facts["Number"] == "+442079460018" and facts["Risk"].startswith("Low (")
+    assert (facts["Number"], facts["Risk"]) == ("+442079460018", "Low (0 of 100)")
+    assert facts["Why"] == "Nothing raised the score."
 
     page.get_by_role("button", name="Check").click()
     alert = page.get_by_role("alert")

@@ -98,6 +98,29 @@ def test_mixed_bulk_answers_each_item_and_charges_only_the_chargeable(bulk, key,
     assert all(set(item) in ({"index", "data"}, {"index", "error"}) for item in items)
 
 
+@pytest.mark.parametrize("product", ["phone-lookup", "phone-risk"])
+def test_bulk_risk_items_say_why(bulk, key, intel, units_used, product):
+    intel.reports("+14155550123", "fraud", count=10)
+    intel.reports("+14155550123", "robocall", count=3, days_ago=30)
+    intel.exposed("+447912345678")
+    phones = ["+442079460018", "+14155550123", "+447912345678", "+15555555555"]
+    response = bulk(key[1], {"product": product, "inputs": [{"phone": p} for p in phones]})
+    assert response.status_code == 200, response.content
+    assert response.json()["meta"]["unitsCharged"] == 4 == units_used(key[0])
+    items = response.json()["data"]["items"]
+    assert [item["data"].get("risk") for item in items] == [
+        {"score": 0, "level": "low", "reasons": []},
+        # E = 10 + 3 * 0.5 = 11.5: the report part 81.0 splits into 70.4 and 10.6.
+        {
+            "score": 81,
+            "level": "high",
+            "reasons": ["recent_scam_or_fraud_reports", "recent_other_reports"],
+        },
+        {"score": 10, "level": "low", "reasons": ["exposed_number"]},
+        None,
+    ]
+
+
 @pytest.mark.parametrize(
     "product",
     ["phone-lookup", "phone-risk", "carrier-lookup", "reverse-phone-lookup", "phone-exposure"],

@@ -8,6 +8,7 @@ UK_FIXED = "+442079460018"
 UK_MOBILE = "+447912345678"
 US_NUMBER = "+14155550123"
 UNALLOCATED = "+15555555555"
+UK_PREMIUM_RATE = "+449012345678"
 
 
 @pytest.fixture
@@ -36,7 +37,7 @@ def test_phone_lookup_found_with_risk_and_report_count(lookup, key, intel, units
     assert data == {
         "phoneNumber": US_NUMBER,
         "found": True,
-        "risk": {"score": 82, "level": "high"},
+        "risk": {"score": 82, "level": "high", "reasons": ["recent_scam_or_fraud_reports"]},
         "reportCount": 12,
     }
 
@@ -46,7 +47,7 @@ def test_phone_lookup_of_a_clean_number_is_low(lookup, key, units_used):
     assert data == {
         "phoneNumber": UK_MOBILE,
         "found": True,
-        "risk": {"score": 0, "level": "low"},
+        "risk": {"score": 0, "level": "low", "reasons": []},
         "reportCount": 0,
     }
 
@@ -54,13 +55,37 @@ def test_phone_lookup_of_a_clean_number_is_low(lookup, key, units_used):
 def test_exposure_and_number_type_raise_risk(lookup, key, intel):
     intel.exposed(UK_MOBILE)
     risk = lookup("phone-lookups", {"phone": UK_MOBILE}, key[1]).json()["data"]["risk"]
-    assert risk == {"score": 10, "level": "low"}
+    assert risk == {"score": 10, "level": "low", "reasons": ["exposed_number"]}
 
 
 def test_phone_risk_has_no_report_count(lookup, key, intel, units_used):
     intel.reports(US_NUMBER, "spam", count=1)
     data = ok(lookup("phone-risk-checks", {"phone": US_NUMBER}, key[1]), 0, units_used(key[0]))
-    assert data == {"phoneNumber": US_NUMBER, "found": True, "risk": {"score": 5, "level": "low"}}
+    assert data == {
+        "phoneNumber": US_NUMBER,
+        "found": True,
+        "risk": {"score": 5, "level": "low", "reasons": ["recent_other_reports"]},
+    }
+
+
+@pytest.mark.parametrize("path", ["phone-lookups", "phone-risk-checks"])
+def test_reasons_come_strongest_first(lookup, key, intel, units_used, path):
+    intel.exposed(UK_PREMIUM_RATE)
+    intel.reports(UK_PREMIUM_RATE, "scam", count=4)
+    intel.reports(UK_PREMIUM_RATE, "spam", count=2, days_ago=400)
+    data = ok(lookup(path, {"phone": UK_PREMIUM_RATE}, key[1]), 0, units_used(key[0]))
+    # E = 4 (recent scam) + 2 * 0.3 * 0.25 (old spam) = 4.15: the report part 50.8 splits into
+    # 48.9 and 1.8; premium rate adds 15 and exposure 10. 50.8 + 25 = 75.8.
+    assert data["risk"] == {
+        "score": 76,
+        "level": "high",
+        "reasons": [
+            "recent_scam_or_fraud_reports",
+            "risky_number_type",
+            "exposed_number",
+            "older_reports",
+        ],
+    }
 
 
 def test_carrier_lookup_from_the_numbering_plan(lookup, key, units_used):

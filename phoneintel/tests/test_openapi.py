@@ -3,6 +3,7 @@
 import pytest
 from openapi_spec_validator import validate
 
+from lookups.risk import REASON_DESCRIPTIONS, RiskReason
 from phoneintel.errors import CODES_BY_STATUS, ErrorCode
 
 pytestmark = pytest.mark.django_db
@@ -161,16 +162,38 @@ def test_every_enum_of_the_contract(document):
     assert schemas["ChannelsEnum"]["enum"] == ["api", "browser"]
 
 
+def test_risk_reasons_are_the_models_closed_set_each_described(document):
+    """Every code the model can give is in the enum, and the enum holds nothing else.
+
+    lookups/tests/test_risk.py shows each RiskReason given alone, and that the model gives
+    no other value.
+    """
+    schemas = document["components"]["schemas"]
+    reasons = schemas["Risk"]["properties"]["reasons"]
+    assert reasons["type"] == "array"
+    assert reasons["items"] == {"$ref": "#/components/schemas/RiskReasonEnum"}
+    assert "reasons" in schemas["Risk"]["required"]
+    enum = schemas["RiskReasonEnum"]
+    assert enum["enum"] == [reason.value for reason in RiskReason]
+    for reason in RiskReason:
+        assert f"* `{reason}` - {REASON_DESCRIPTIONS[reason]}" in enum["description"]
+    for path in ("/v1/data/phone-lookups", "/v1/data/phone-risk-checks"):
+        description = document["paths"][path]["post"]["description"]
+        assert all(f"`{reason}`" in description for reason in RiskReason)
+
+
 def test_found_and_not_found_are_distinct_variants(contract):
     """A result matches exactly one variant of its `oneOf`, so answers can conform."""
     validator = contract.validator("components", "schemas", "PhoneLookupResultOrNotFound")
     found = {
         "phoneNumber": "+14155550123",
         "found": True,
-        "risk": {"score": 82, "level": "high"},
+        "risk": {"score": 82, "level": "high", "reasons": ["recent_scam_or_fraud_reports"]},
         "reportCount": 12,
     }
     assert validator.is_valid(found)
+    assert not validator.is_valid({**found, "risk": {"score": 82, "level": "high"}})
+    assert not validator.is_valid({**found, "risk": {**found["risk"], "reasons": ["scary"]}})
     assert validator.is_valid({"phoneNumber": "+15555555555", "found": False})
     assert not validator.is_valid({"phoneNumber": "+15555555555", "found": True})
     assert not validator.is_valid({**found, "found": False})

@@ -81,6 +81,25 @@ def test_lookup_found_and_not_found(post, contract, demo_data, path):
 
 
 @pytest.mark.parametrize("path", list(LOOKUPS))
+def test_found_example_is_what_the_demo_data_answers(post, contract, demo_data, path):
+    media = contract.document["paths"][path]["post"]["responses"]["200"]["content"]
+    example = media["application/json"]["examples"]["Found"]["value"]
+    phone = example["data"].get("phoneNumber", LOOKUPS[path][1])
+    answer = contract.assert_conforms(post(path, {"phone": phone}), path, "post")
+    assert answer["data"] == example["data"]
+    assert answer["meta"]["unitsCharged"] == example["meta"]["unitsCharged"]
+
+
+def test_bulk_example_is_what_the_demo_data_answers(post, contract, demo_data):
+    operation = contract.document["paths"][BULK]["post"]
+    (request,) = operation["requestBody"]["content"]["application/json"]["examples"].values()
+    (example,) = operation["responses"]["200"]["content"]["application/json"]["examples"].values()
+    answer = contract.assert_conforms(post(BULK, request["value"]), BULK, "post")
+    assert answer["data"] == example["value"]["data"]
+    assert answer["meta"]["unitsCharged"] == example["value"]["meta"]["unitsCharged"]
+
+
+@pytest.mark.parametrize("path", list(LOOKUPS))
 def test_bulk_of_every_product(post, contract, demo_data, path):
     phones = [LOOKUPS[path][1], UNALLOCATED, "12345", "+44 20 7946 0018"]
     body = contract.assert_conforms(post(BULK, bulk_body(path, phones)), BULK, "post")

@@ -41,6 +41,8 @@
     voicemail: "Voicemail",
     unknown: "Unknown",
   };
+  // risk.reasons in words, from lookups/risk.py REASON_LABELS (the page embeds them).
+  const RISK_REASONS = JSON.parse(document.getElementById("checker-risk-reasons").textContent);
   const NOT_FOUND = {
     "reverse-phone-lookup": "No verified business is registered to this number.",
     "phone-exposure": "The exposure data does not cover this number's country.",
@@ -195,6 +197,8 @@
     if (result.risk) {
       const level = result.risk.level[0].toUpperCase() + result.risk.level.slice(1);
       rows.push(["Risk", `${level} (${result.risk.score} of 100)`]);
+      const reasons = result.risk.reasons.map((code) => RISK_REASONS[code] || code);
+      rows.push(["Why", reasons.length ? reasons : "Nothing raised the score."]);
     }
     if ("reportCount" in result) {
       rows.push(["Reports on record", String(result.reportCount)]);
@@ -217,7 +221,17 @@
       const dt = document.createElement("dt");
       dt.textContent = term;
       const dd = document.createElement("dd");
-      dd.textContent = value;
+      if (Array.isArray(value)) {
+        const list = document.createElement("ul");
+        for (const item of value) {
+          const li = document.createElement("li");
+          li.textContent = item;
+          list.append(li);
+        }
+        dd.append(list);
+      } else {
+        dd.textContent = value;
+      }
       facts.append(dt, dd);
     }
     json.textContent = JSON.stringify(result, null, 2);
