@@ -26,6 +26,7 @@ import phonenumbers
 import psycopg
 
 from bench.common import ROOT, database_url, manage, reset_database
+from lookups.risk import REPORT_CATEGORIES
 
 RESULTS = ROOT / "bench" / "results" / "import.json"
 
@@ -35,7 +36,6 @@ DISTINCT_NUMBERS = 100_000
 BAD_ROW_EVERY = 1000  # one row in a thousand is an unallocated number
 TARGET_SECONDS = 300
 TARGET_PEAK_MB = 300
-CATEGORIES = ("scam", "fraud", "spam", "robocall", "harassment", "other")
 AREA_CODES = ("212", "202", "206", "303", "312", "415", "512", "617", "646", "718", "305", "404")
 SEED = 20260811
 
@@ -140,7 +140,7 @@ def write_reports_csv(path: Path, rows: int) -> None:
                 [
                     phone,
                     country,
-                    rng.choice(CATEGORIES),
+                    rng.choice(REPORT_CATEGORIES),
                     reported_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
                     rng.choice(("bench-feed-a", "bench-feed-b", "")),
                 ]

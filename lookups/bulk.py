@@ -12,28 +12,10 @@ MAX_INPUTS = 50
 BULK_SLUG = "bulk-lookup"
 
 
-class BulkInput(serializers.Serializer):
-    """Checks the envelope only: items are checked one by one, so one bad item is not a 422."""
-
-    product = serializers.ChoiceField(choices=[p.value for p in LookupProduct])
-    inputs = serializers.ListField(
-        child=serializers.JSONField(), min_length=1, max_length=MAX_INPUTS
-    )
-
-    def to_internal_value(self, data):
-        if isinstance(data, dict):
-            unknown = [name for name in data if name not in self.fields]
-            if unknown:
-                message = "Unknown property; allowed: product, inputs."
-                raise serializers.ValidationError(
-                    {name: [message] for name in unknown}, code="unknown_property"
-                )
-        return super().to_internal_value(data)
-
-
 @extend_schema_serializer(component_name="BulkLookup")
 class BulkRequest(serializers.Serializer):
-    """The request body as documented in the OpenAPI document."""
+    """The bulk body: documented in the OpenAPI document, and checked (one level deep) by
+    `bulk_request` through `_BulkEnvelope`."""
 
     product = serializers.ChoiceField(
         choices=[p.value for p in LookupProduct], help_text="The product every input is run on."
@@ -47,9 +29,34 @@ class BulkRequest(serializers.Serializer):
     )
 
 
+class _BulkEnvelope(BulkRequest):
+    """BulkRequest with its items left unchecked: `check_items` checks them one by one, so one
+    bad item is answered inline instead of making the whole call a 422."""
+
+    def get_fields(self):
+        fields = super().get_fields()
+        documented = fields["inputs"]
+        fields["inputs"] = serializers.ListField(
+            child=serializers.JSONField(),
+            min_length=documented.min_length,
+            max_length=documented.max_length,
+        )
+        return fields
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = [name for name in data if name not in self.fields]
+            if unknown:
+                message = f"Unknown property; allowed: {', '.join(self.fields)}."
+                raise serializers.ValidationError(
+                    {name: [message] for name in unknown}, code="unknown_property"
+                )
+        return super().to_internal_value(data)
+
+
 def bulk_request(body) -> tuple[LookupProduct, list]:
     """The call's product and raw inputs; 422 for a body that is not a bulk request."""
-    envelope = BulkInput(data=body)
+    envelope = _BulkEnvelope(data=body)
     envelope.is_valid(raise_exception=True)
     return LookupProduct(envelope.validated_data["product"]), envelope.validated_data["inputs"]
 

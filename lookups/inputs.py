@@ -12,9 +12,31 @@ from rest_framework import serializers
 from lookups.phone import InvalidPhone, ParsedPhone, UnknownRegion, parse_phone
 from phoneintel.errors import ErrorCode
 
-PHONE_MAX_LENGTH = 64
-FIELDS = ("phone", "country")
-UNKNOWN_PROPERTY = "Unknown property; allowed: phone, country."
+
+@extend_schema_serializer(component_name="Lookup")
+class LookupInput(serializers.Serializer):
+    """A single lookup's body, and a bulk item: documented in the OpenAPI document and checked
+    by `check_input`, which takes its rules from these fields."""
+
+    phone = serializers.CharField(
+        max_length=64,
+        help_text="The number in international (`+44 20 7946 0018`) or national form"
+        " (`020 7946 0018`, with `country`). Spaces, dashes, dots and parentheses are fine.",
+    )
+    country = serializers.CharField(
+        min_length=2,
+        max_length=2,
+        required=False,
+        help_text="ISO 3166-1 alpha-2, any case. The default region for a number in national"
+        " form; ignored for a number in international form.",
+    )
+
+
+# The checks below read their rules from LookupInput, so the documented body and the
+# checked one are one definition.
+_FIELDS = LookupInput().fields
+FIELDS = tuple(_FIELDS)
+UNKNOWN_PROPERTY = f"Unknown property; allowed: {', '.join(FIELDS)}."
 
 
 @dataclass(frozen=True)
@@ -39,14 +61,12 @@ def check_input(item, *, pointer: str = "") -> ParsedPhone | list[InputProblem]:
             _invalid(pointer, "invalid", "Must be an object with `phone` and optional `country`.")
         ]
     problems = [
-        _invalid(
-            f"{pointer}/{name}", "unknown_property", "Unknown property; allowed: phone, country."
-        )
+        _invalid(f"{pointer}/{name}", "unknown_property", UNKNOWN_PROPERTY)
         for name in item
-        if name not in FIELDS
+        if name not in _FIELDS
     ]
-    problems += _string_problems(item, "phone", pointer, required=True, min_len=1, max_len=64)
-    problems += _string_problems(item, "country", pointer, required=False, min_len=2, max_len=2)
+    for name, field in _FIELDS.items():
+        problems += _string_problems(item, name, pointer, field)
     if problems:
         return problems
     try:
@@ -61,10 +81,12 @@ def check_input(item, *, pointer: str = "") -> ParsedPhone | list[InputProblem]:
         ]
 
 
-def _string_problems(item, name, pointer, *, required, min_len, max_len) -> list[InputProblem]:
+def _string_problems(item, name, pointer, rules: serializers.CharField) -> list[InputProblem]:
     field = f"{pointer}/{name}"
     if name not in item:
-        return [_invalid(field, "required", "This field is required.")] if required else []
+        return [_invalid(field, "required", "This field is required.")] if rules.required else []
+    min_len = rules.min_length or (0 if rules.allow_blank else 1)
+    max_len = rules.max_length
     value = item[name]
     if value is None:
         return [_invalid(field, "null", "This field may not be null.")]
@@ -81,21 +103,3 @@ def _string_problems(item, name, pointer, *, required, min_len, max_len) -> list
 
 def _invalid(field: str, code: str, message: str) -> InputProblem:
     return InputProblem(ErrorCode.VALIDATION_ERROR, field, code, message)
-
-
-@extend_schema_serializer(component_name="Lookup")
-class LookupInput(serializers.Serializer):
-    """The request body as documented in the OpenAPI document (checked by `check_input`)."""
-
-    phone = serializers.CharField(
-        max_length=PHONE_MAX_LENGTH,
-        help_text="The number in international (`+44 20 7946 0018`) or national form"
-        " (`020 7946 0018`, with `country`). Spaces, dashes, dots and parentheses are fine.",
-    )
-    country = serializers.CharField(
-        min_length=2,
-        max_length=2,
-        required=False,
-        help_text="ISO 3166-1 alpha-2, any case. The default region for a number in national"
-        " form; ignored for a number in international form.",
-    )

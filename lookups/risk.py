@@ -168,10 +168,23 @@ def _require_aware(moment: datetime) -> None:
         raise ValueError("datetimes must be timezone-aware")
 
 
-def recency_bucket(age: timedelta) -> int:
-    """Index into RECENCY_FACTORS; len(RECENCY_FACTORS) means older than all of them."""
-    for bucket, (days, _factor) in enumerate(RECENCY_FACTORS):
-        if age <= timedelta(days=days):
+def recency_bounds(now: datetime) -> list[datetime]:
+    """The oldest moment of each of RECENCY_FACTORS' buckets, newest bucket first.
+
+    A report belongs to the first bucket whose bound it is at or after, else to the
+    last, older one. `recency_bucket` applies it here; the risk read applies the same
+    bounds in SQL (`lookups.selectors.risk_read`), so the two cannot drift apart.
+    """
+    return [now - timedelta(days=days) for days, _factor in RECENCY_FACTORS]
+
+
+def recency_bucket(reported_at: datetime, now: datetime) -> int:
+    """Index into RECENCY_FACTORS; len(RECENCY_FACTORS) means older than all of them.
+
+    A report dated after `now` (clock skew) is in the newest bucket.
+    """
+    for bucket, bound in enumerate(recency_bounds(now)):
+        if reported_at >= bound:
             return bucket
     return len(RECENCY_FACTORS)
 
@@ -191,9 +204,7 @@ def assess_risk(
     tally: Counter[tuple[str, int]] = Counter()
     for report in reports:
         _require_aware(report.reported_at)
-        # Clock skew can date a report after `now`; a negative age would otherwise be "newest".
-        age = max(now - report.reported_at, timedelta(0))
-        tally[(report.category, recency_bucket(age))] += 1
+        tally[(report.category, recency_bucket(report.reported_at, now))] += 1
     return assess_risk_from_tally(number_type=number_type, exposed=exposed, tally=tally)
 
 

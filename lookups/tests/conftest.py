@@ -4,6 +4,7 @@ import pytest
 from django.utils import timezone
 
 from accounts.models import MonthlyUsage
+from lookups.crypto import exposure_hash
 from lookups.models import (
     BusinessListing,
     CarrierOverride,
@@ -11,7 +12,6 @@ from lookups.models import (
     ExposureRecord,
     NumberReport,
 )
-from lookups.selectors import exposure_hash
 
 
 @pytest.fixture

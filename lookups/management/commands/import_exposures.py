@@ -1,7 +1,7 @@
 from argparse import ArgumentTypeError
 
-from lookups.importers import coverage_regions
-from lookups.management.commands._import import ImportCommand
+from lookups.import_writer import coverage_regions
+from lookups.management.commands._import_command import ImportCommand
 
 
 def _regions(text: str) -> list[str]:

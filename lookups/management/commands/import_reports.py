@@ -1,4 +1,4 @@
-from lookups.management.commands._import import ImportCommand
+from lookups.management.commands._import_command import ImportCommand
 
 
 class Command(ImportCommand):

@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 from django.utils import timezone
 
+from lookups.crypto import exposure_hash
 from lookups.models import (
     BusinessListing,
     CarrierOverride,
@@ -17,7 +18,6 @@ from lookups.models import (
     ExposureRecord,
     NumberReport,
 )
-from lookups.selectors import exposure_hash
 
 # The README copies this table. Every number but the last is valid in libphonenumber
 # (lookups/tests/test_seed_demo.py checks), so each answers with its product's own rule.

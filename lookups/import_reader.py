@@ -67,6 +67,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TextIO, TypeVar
 
+from lookups.risk import REPORT_CATEGORIES
+
 __all__ = [
     "CATEGORIES",
     "FTC_SUBJECT_KEYWORDS",
@@ -86,7 +88,7 @@ T = TypeVar("T")
 Normalize = Callable[[str, str | None], str | None]
 
 KINDS = ("reports", "businesses", "exposures", "ftc_dnc")
-CATEGORIES = ("scam", "fraud", "spam", "robocall", "harassment", "other")
+CATEGORIES = REPORT_CATEGORIES
 
 #: Longest physical line accepted, in characters (terminator included).
 MAX_LINE_CHARS = 1 << 20

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 
 from django.core.management.base import BaseCommand, CommandError
 
-from lookups.importers import ImportFileError, ImportStopped, ImportSummary, import_file
+from lookups.import_writer import ImportFileError, ImportStopped, ImportSummary, import_file
 
 PROGRESS_INTERVAL_SECONDS = 2.0
 MAX_PRINTED_BAD_ROWS = 50

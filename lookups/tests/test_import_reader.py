@@ -1,4 +1,4 @@
-"""Tests for lookups.importing (pure Python; runs without Django)."""
+"""Tests for lookups.import_reader (pure Python; runs without Django)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lookups.importing import (
+from lookups.import_reader import (
     KINDS,
     MAX_LINE_CHARS,
     BadRow,

@@ -8,12 +8,12 @@ from django.core.management import CommandError, call_command
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lookups.importers import DEFAULT_BATCH_SIZE, ImportStopped, import_file, valid_e164
-from lookups.importing import MAX_LINE_CHARS
-from lookups.management.commands import _import
+from lookups.crypto import exposure_hash
+from lookups.import_reader import MAX_LINE_CHARS
+from lookups.import_writer import DEFAULT_BATCH_SIZE, ImportStopped, import_file, valid_e164
+from lookups.management.commands import _import_command
 from lookups.models import BusinessListing, ExposureCoverage, ExposureRecord, NumberReport
 from lookups.phone import InvalidPhone, UnknownRegion, parse_phone
-from lookups.selectors import exposure_hash
 
 REPORTS_HEADER = "phone,country,category,reported_at,source\n"
 FTC_HEADER = (
@@ -154,7 +154,7 @@ def test_bad_rows_beyond_fifty_are_counted_not_listed(tmp_path):
 
 @pytest.mark.django_db
 def test_progress_goes_to_stderr(tmp_path, monkeypatch):
-    monkeypatch.setattr(_import, "PROGRESS_INTERVAL_SECONDS", 0)
+    monkeypatch.setattr(_import_command, "PROGRESS_INTERVAL_SECONDS", 0)
     row = "+14155552671,,scam,2025-05-01,partner\n"
 
     _, err = run("import_reports", write_csv(tmp_path, REPORTS_HEADER + row * 3))

@@ -1,6 +1,6 @@
 """Bulk import of intelligence data from CSV: reports, business listings, exposure hashes.
 
-:func:`import_file` streams rows from :func:`lookups.importing.read_rows` and writes them in
+:func:`import_file` streams rows from :func:`lookups.import_reader.read_rows` and writes them in
 batches, each batch in its own transaction. Memory stays bounded whatever the file size: one
 batch of rows and at most :data:`MAX_KEPT_BAD_ROWS` bad rows are held at a time. A file-level
 error part-way keeps the batches already committed; every write is keyed on a unique
@@ -21,7 +21,8 @@ from django.db.models import Model
 from django.utils import timezone
 from phonenumbers import ValidationResult
 
-from lookups.importing import (
+from lookups.crypto import exposure_hash
+from lookups.import_reader import (
     BadRow,
     BusinessRow,
     ExposureRow,
@@ -32,7 +33,6 @@ from lookups.importing import (
 )
 from lookups.models import BusinessListing, ExposureCoverage, ExposureRecord, NumberReport
 from lookups.phone import InvalidPhone, UnknownRegion, normalize_country, parse_phone
-from lookups.selectors import exposure_hash
 
 __all__ = [
     "MAX_KEPT_BAD_ROWS",
@@ -112,7 +112,7 @@ def import_file(
     batch_size: int = DEFAULT_BATCH_SIZE,
     progress: Callable[[int], None] | None = None,
 ) -> ImportSummary:
-    """Import one CSV stream of ``kind`` (see :data:`lookups.importing.KINDS`).
+    """Import one CSV stream of ``kind`` (see :data:`lookups.import_reader.KINDS`).
 
     ``covers`` (exposures only) lists the regions the exposure data covers; they are recorded
     after the last row, so a region never counts as covered while its data is half-loaded.
