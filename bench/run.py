@@ -19,7 +19,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from statistics import median
@@ -116,6 +116,8 @@ class Result:
     requests: int
     non_2xx: int
     socket_errors: int
+    # CPU milliseconds per request: the server's workers, PostgreSQL's and Redis's processes.
+    cpu_ms: dict[str, float] = field(default_factory=dict)
 
 
 class BenchError(Exception):
@@ -146,7 +148,7 @@ def main() -> int:
                 rounds.append(
                     [
                         measure(
-                            wrk, servers[scenario.server][1], scenario, api_key, Path(scripts), env
+                            wrk, servers[scenario.server], scenario, api_key, Path(scripts), env
                         )
                         for scenario in SCENARIOS
                     ]
@@ -396,8 +398,14 @@ def run_wrk(wrk: str, url: str, script: Path, seconds: int) -> str:
 
 
 def measure(
-    wrk: str, base_url: str, scenario: Scenario, api_key: str, scripts: Path, env: dict[str, str]
+    wrk: str,
+    server: tuple[subprocess.Popen, str],
+    scenario: Scenario,
+    api_key: str,
+    scripts: Path,
+    env: dict[str, str],
 ) -> Result:
+    process, base_url = server
     url = base_url + scenario.path
     print(f"  {scenario.name}: warm-up {WARMUP_SECONDS} s, then {SECONDS} s ...", flush=True)
     answers_before = stored_answers(env)
@@ -405,11 +413,18 @@ def measure(
     for seconds in (WARMUP_SECONDS, SECONDS):
         script = scripts / f"{scenario.name}-{uuid.uuid4().hex}.lua"
         script.write_text(wrk_script(scenario, api_key, run_id=script.stem))
+        cpu_before = cpu_seconds(process.pid)
         outputs.append(run_wrk(wrk, url, script, seconds))
+        cpu_used = {
+            name: cpu_seconds(process.pid)[name] - used for name, used in cpu_before.items()
+        }
     try:
         warmup, result = (parse_wrk(scenario, output) for output in outputs)
     except (AttributeError, ValueError):
         raise BenchError(f"could not parse wrk's output:\n{outputs}") from None
+    # cpu_used is the timed run's (the loop's last).
+    per_request = {name: used * 1000 / max(1, result.requests) for name, used in cpu_used.items()}
+    result = replace(result, cpu_ms={name: round(ms, 3) for name, ms in per_request.items()})
     if scenario.unique_idempotency_key:
         # Every request must have run for real: a replay is cheap and would flatter it.
         sent = warmup.requests + result.requests
@@ -420,6 +435,32 @@ def measure(
                 " so some were replays of an earlier Idempotency-Key."
             )
     return result
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+CPU_PARTS = ("app", "postgresql", "redis")
+
+
+def cpu_seconds(server_pid: int) -> dict[str, float]:
+    """CPU time so far (user + system) of the server's workers, PostgreSQL and Redis."""
+    used = dict.fromkeys(CPU_PARTS, 0.0)
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # gone since the listing
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
+        parent, ticks = int(fields[1]), int(fields[11]) + int(fields[12])
+        if parent == server_pid:
+            used["app"] += ticks / _CLOCK_TICKS
+        elif name.startswith("postgres"):
+            used["postgresql"] += ticks / _CLOCK_TICKS
+        elif name.startswith("redis-server"):
+            used["redis"] += ticks / _CLOCK_TICKS
+    return used
 
 
 def stored_answers(env: dict[str, str]) -> int:
@@ -467,7 +508,7 @@ def report(rounds: list[list[Result]], round_trips: dict[str, tuple[float, float
     print()
     print(
         f"{'scenario':<15} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'vs bare':>8}"
-        f" {'(rounds)':>10} {'PG rt':>6} {'Redis':>6}  errors"
+        f" {'(rounds)':>10} {'PG rt':>6} {'Redis':>6}  {'CPU ms: app/pg/redis':>20}  errors"
     )
     for index, scenario in enumerate(SCENARIOS):
         runs = [results[index] for results in rounds]
@@ -492,10 +533,13 @@ def report(rounds: list[list[Result]], round_trips: dict[str, tuple[float, float
         errors = sum(run.non_2xx + run.socket_errors for run in runs)
         spread = f"{min(ratios):.0%}-{max(ratios):.0%}"
         wire = f"{_trips(postgres):>6} {_trips(redis_commands):>6}"
+        cpu = {name: median([run.cpu_ms.get(name, 0.0) for run in runs]) for name in CPU_PARTS}
+        row["cpuMsPerRequest"] = cpu
+        cpu_text = "/".join(f"{cpu[name]:.2f}" for name in CPU_PARTS)
         print(
             f"{row['scenario']:<15} {row['requestsPerSecond']:>9.1f} {row['p50Ms']:>8.2f} "
             f"{row['p99Ms']:>8.2f} {row['ratioVsBare']:>7.0%} {spread:>10} {wire}"
-            f"  {errors or '-'}"
+            f"  {cpu_text:>20}  {errors or '-'}"
         )
         rows.append(row)
 
