@@ -127,7 +127,7 @@ def lookup_key(idempotency_key: str | bool) -> str | None:
 
 @dataclass(frozen=True)
 class Settings:
-    api_key: str | None
+    api_key: str | None = field(repr=False)
     base_url: str
     timeout: httpx.Timeout
     max_retries: int

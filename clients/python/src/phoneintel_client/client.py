@@ -104,6 +104,10 @@ class _Base:
         )
         # The RateLimit headers of the latest answer that had them.
         self.rate_limit: RateLimit | None = None
+        self._http = self._open(self._settings.client_options())
+
+    def _open(self, options: dict[str, Any]) -> Any:
+        raise NotImplementedError
 
     @property
     def base_url(self) -> str:
@@ -162,9 +166,10 @@ class Client(_Base):
     `idempotency_key=False`, so a retry is never charged twice.
     """
 
-    def __init__(self, **options: Any):
-        super().__init__(**options)
-        self._http = httpx.Client(**self._settings.client_options())
+    _http: httpx.Client
+
+    def _open(self, options: dict[str, Any]) -> httpx.Client:
+        return httpx.Client(**options)
 
     def __enter__(self) -> Client:
         return self
@@ -309,9 +314,10 @@ class Client(_Base):
 class AsyncClient(_Base):
     """`Client` for asyncio: the same methods, awaited; `async with AsyncClient() as client`."""
 
-    def __init__(self, **options: Any):
-        super().__init__(**options)
-        self._http = httpx.AsyncClient(**self._settings.client_options())
+    _http: httpx.AsyncClient
+
+    def _open(self, options: dict[str, Any]) -> httpx.AsyncClient:
+        return httpx.AsyncClient(**options)
 
     async def __aenter__(self) -> AsyncClient:
         return self
