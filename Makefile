@@ -14,7 +14,7 @@ TEST_ENV := DEBUG=0 DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL
 
 .PHONY: run test lint check bench schemathesis chromium install clean
 
-$(INSTALLED): requirements.txt requirements-dev.txt
+$(INSTALLED): requirements.txt requirements-dev.txt clients/python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $@

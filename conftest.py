@@ -103,46 +103,65 @@ class LiveServer:
 def gunicorn_server(transactional_db):
     """Starts real gunicorn processes on the test database; stops them afterwards."""
     servers: list[LiveServer] = []
+    yield lambda workers=1, environ=None: _start_gunicorn(servers, workers, environ)
+    _stop_gunicorn(servers)
+
+
+@pytest.fixture(scope="module")
+def module_gunicorn(django_db_setup):
+    """One gunicorn process for a whole module of tests that each use `transactional_db`.
+
+    It holds no database connection between requests (CONN_MAX_AGE=0), so the flush after
+    each test does not wait for it.
+    """
+    servers: list[LiveServer] = []
+    yield _start_gunicorn(servers, 1)
+    _stop_gunicorn(servers)
+
+
+def _start_gunicorn(
+    servers: list[LiveServer], workers: int, environ: dict | None = None
+) -> LiveServer:
     env = {
         **os.environ,
         "DATABASE_URL": _test_database_url(),
         "DEBUG": "0",
         "CONN_MAX_AGE": "0",
+        **(environ or {}),
     }
+    port = _free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "phoneintel.wsgi",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(workers),
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
+    )
+    server = LiveServer(process, port)
+    servers.append(server)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(server.url + "/v1/data/products", timeout=1)
+            return server
+        except httpx.TransportError:
+            if process.poll() is not None:
+                raise RuntimeError("gunicorn exited at start") from None
+            time.sleep(0.1)
+    raise RuntimeError("gunicorn did not start in 20 s")
 
-    def start(workers: int = 1, environ: dict | None = None) -> LiveServer:
-        port = _free_port()
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gunicorn",
-                "phoneintel.wsgi",
-                "--bind",
-                f"127.0.0.1:{port}",
-                "--workers",
-                str(workers),
-                "--log-level",
-                "warning",
-            ],
-            cwd=ROOT,
-            env=env | (environ or {}),
-            start_new_session=True,
-        )
-        server = LiveServer(process, port)
-        servers.append(server)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                httpx.get(server.url + "/v1/data/products", timeout=1)
-                return server
-            except httpx.TransportError:
-                if process.poll() is not None:
-                    raise RuntimeError("gunicorn exited at start") from None
-                time.sleep(0.1)
-        raise RuntimeError("gunicorn did not start in 20 s")
 
-    yield start
+def _stop_gunicorn(servers: list[LiveServer]) -> None:
     for server in servers:
         os.killpg(server.process.pid, signal.SIGTERM)
         server.process.wait(timeout=10)

@@ -1,0 +1,388 @@
+"""Typed results: one dataclass per object of the API contract.
+
+Field names are the contract's camelCase names in snake_case (`unitsUsed` ->
+`units_used`). Parsing ignores fields it does not know, so a newer server never
+breaks an older client, and fields added to the contract later (`risk.reasons`,
+`usage.byProduct`) default to empty when a server does not send them yet.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+import types
+import typing
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Generic, Literal, TypeVar, Union
+
+Product = Literal[
+    "phone-lookup", "phone-risk", "carrier-lookup", "reverse-phone-lookup", "phone-exposure"
+]
+PRODUCTS: tuple[str, ...] = typing.get_args(Product)
+RiskLevel = Literal["low", "medium", "high"]
+NumberType = Literal[
+    "mobile",
+    "fixed_line",
+    "fixed_line_or_mobile",
+    "toll_free",
+    "premium_rate",
+    "shared_cost",
+    "voip",
+    "personal_number",
+    "pager",
+    "uan",
+    "voicemail",
+    "unknown",
+]
+Availability = Literal["active", "beta", "planned"]
+Channel = Literal["api", "browser"]
+BulkErrorCode = Literal["invalid_phone", "validation_error"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Risk:
+    score: int
+    level: RiskLevel
+    # Reason codes, strongest first. Kept as plain strings: the set may grow.
+    reasons: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PhoneLookupResult:
+    phone_number: str
+    found: bool = True
+    risk: Risk
+    report_count: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class PhoneRiskResult:
+    phone_number: str
+    found: bool = True
+    risk: Risk
+
+
+@dataclass(frozen=True, kw_only=True)
+class Carrier:
+    operator_name: str
+    number_type: NumberType
+    country: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class CarrierLookupResult:
+    phone_number: str
+    found: bool = True
+    carrier: Carrier
+
+
+@dataclass(frozen=True, kw_only=True)
+class Business:
+    name: str
+    verified: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReversePhoneLookupResult:
+    phone_number: str
+    found: bool = True
+    business: Business
+
+
+@dataclass(frozen=True, kw_only=True)
+class PhoneExposureResult:
+    """The contract's bare `{"atRisk": …}`: it says nothing else, not even the number."""
+
+    at_risk: bool
+
+    @property
+    def found(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True, kw_only=True)
+class NotFound:
+    """A valid request about a number with no result. It is charged like a found one."""
+
+    phone_number: str
+    found: bool = False
+
+
+LookupResult = Union[  # noqa: UP007  (a runtime value: the contract test reads its members)
+    PhoneLookupResult,
+    PhoneRiskResult,
+    CarrierLookupResult,
+    ReversePhoneLookupResult,
+    PhoneExposureResult,
+    NotFound,
+]
+
+RESULT_TYPES: dict[str, type] = {
+    "phone-lookup": PhoneLookupResult,
+    "phone-risk": PhoneRiskResult,
+    "carrier-lookup": CarrierLookupResult,
+    "reverse-phone-lookup": ReversePhoneLookupResult,
+    "phone-exposure": PhoneExposureResult,
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Usage:
+    period: str
+    units_used: int
+    units_quota: int
+    units_remaining: int
+    resets_at: datetime
+
+
+@dataclass(frozen=True, kw_only=True)
+class Meta:
+    request_id: str
+    units_charged: int = 0
+    usage: Usage | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RateLimit:
+    """The `RateLimit-Policy` and `RateLimit` headers of one answer (IETF httpapi fields)."""
+
+    policy: str
+    limit: int | None = None
+    window_seconds: int | None = None
+    remaining: int | None = None
+    reset_seconds: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AccountKey:
+    id: int
+    name: str
+    prefix: str
+    created_at: datetime
+    expires_at: datetime
+    last_used_at: datetime | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AccountQuota:
+    monthly_units: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class AccountUsage:
+    period: str
+    units_used: int
+    units_remaining: int
+    resets_at: datetime
+    # Units this month per product value; products with none may be left out.
+    by_product: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AccountRateLimit:
+    limit: int
+    window_seconds: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Account:
+    key: AccountKey
+    quota: AccountQuota
+    usage: AccountUsage
+    rate_limit: AccountRateLimit
+
+
+@dataclass(frozen=True, kw_only=True)
+class ManifestEndpoint:
+    method: str
+    path: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ManifestProduct:
+    # Any catalog value, planned products included, so not the lookup `Product` type.
+    product: str
+    name: str
+    availability: Availability
+    channels: list[Channel]
+    unit_cost: int | None
+    endpoint: ManifestEndpoint | None
+    overview_url: str
+    interest_url: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProductManifest:
+    version: str
+    products: list[ManifestProduct]
+
+
+@dataclass(frozen=True, kw_only=True)
+class BulkItemError:
+    code: BulkErrorCode
+    message: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class BulkItem:
+    """One input's answer: `data` or an inline `error` (not charged).
+
+    `index` is the input's position in everything given to `bulk()`, not in one call.
+    """
+
+    index: int
+    data: LookupResult | None = None
+    error: BulkItemError | None = None
+    input: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass(frozen=True, kw_only=True)
+class BulkResult:
+    product: Product
+    items: list[BulkItem]
+
+
+# The contract's component names for the variants of its `oneOf` results.
+SCHEMA_TYPES: dict[str, type] = {
+    "PhoneLookupResult": PhoneLookupResult,
+    "PhoneRiskResult": PhoneRiskResult,
+    "CarrierLookupResult": CarrierLookupResult,
+    "ReversePhoneLookupResult": ReversePhoneLookupResult,
+    "PhoneExposureResult": PhoneExposureResult,
+    "NotFoundResult": NotFound,
+    "ManifestEndpoint": ManifestEndpoint,
+}
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Response(Generic[T]):
+    """A 200 answer: the typed `data`, its `meta`, and what the headers said."""
+
+    data: T
+    meta: Meta
+    status_code: int = 200
+    rate_limit: RateLimit | None = None
+    # True when the server answered from an earlier request with the same Idempotency-Key:
+    # `meta` is that request's, and nothing was charged this time.
+    replayed: bool = False
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+class UnexpectedShape(ValueError):
+    """The body does not have the contract's shape."""
+
+
+def json_name(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def python_name(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def parse(tp: Any, value: Any, where: str = "") -> Any:
+    """Builds `tp` (a dataclass, list, dict, datetime, union with None, scalar) from JSON."""
+    origin = typing.get_origin(tp)
+    if origin in (Union, types.UnionType):
+        members = [m for m in typing.get_args(tp) if m is not type(None)]
+        if value is None:
+            return None
+        if len(members) != 1:
+            raise TypeError(f"{where}: parse a union of results with parse_result()")
+        return parse(members[0], value, where)
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(value, dict):
+            raise UnexpectedShape(f"{where or 'body'}: expected an object")
+        hints = _hints(tp)
+        kwargs = {}
+        for item in dataclasses.fields(tp):
+            if not item.init:
+                continue
+            name = json_name(item.name)
+            if name in value:
+                kwargs[item.name] = parse(hints[item.name], value[name], f"{where}/{name}")
+            elif (
+                item.default is dataclasses.MISSING and item.default_factory is dataclasses.MISSING
+            ):
+                raise UnexpectedShape(f"{where or 'body'}: no {name!r}")
+        return tp(**kwargs)
+    if origin is list:
+        (item_type,) = typing.get_args(tp)
+        return [parse(item_type, v, f"{where}/{i}") for i, v in enumerate(value)]
+    if origin is dict:
+        _, value_type = typing.get_args(tp)
+        return {k: parse(value_type, v, f"{where}/{k}") for k, v in value.items()}
+    if tp is datetime:
+        return datetime.fromisoformat(value)
+    return value
+
+
+def parse_result(product: str, value: dict[str, Any]) -> LookupResult:
+    """A product's found result, or `NotFound`: the contract's closed `oneOf`."""
+    if value.get("found") is False:
+        return parse(NotFound, value)
+    return parse(RESULT_TYPES[product], value)
+
+
+def parse_bulk_result(value: dict[str, Any], *, inputs: list[dict], start: int) -> BulkResult:
+    product = value["product"]
+    items = []
+    for raw in sorted(value["items"], key=lambda item: item["index"]):
+        index = raw["index"]
+        items.append(
+            BulkItem(
+                index=start + index,
+                input=inputs[index] if index < len(inputs) else {},
+                data=parse_result(product, raw["data"]) if raw.get("data") is not None else None,
+                error=parse(BulkItemError, raw["error"]) if raw.get("error") else None,
+            )
+        )
+    return BulkResult(product=product, items=items)
+
+
+def result_columns(product: str) -> list[str]:
+    """Flat, dotted contract names of a product's result, for CSV files: `risk.score`."""
+    columns = ["found", "phoneNumber"]
+    for name in _flat_names(RESULT_TYPES[product]):
+        if name not in columns:
+            columns.append(name)
+    return columns
+
+
+def _flat_names(cls: type, prefix: str = "") -> list[str]:
+    names = []
+    hints = _hints(cls)
+    for item in dataclasses.fields(cls):
+        name = prefix + json_name(item.name)
+        if dataclasses.is_dataclass(hints[item.name]):
+            names.extend(_flat_names(hints[item.name], name + "."))
+        else:
+            names.append(name)
+    return names
+
+
+def flatten(result: Any, prefix: str = "") -> dict[str, Any]:
+    """A result as `{dotted contract name: value}`; `found` is always there."""
+    flat: dict[str, Any] = {} if prefix else {"found": result.found}
+    for item in dataclasses.fields(result):
+        value = getattr(result, item.name)
+        name = prefix + json_name(item.name)
+        if dataclasses.is_dataclass(value):
+            flat.update(flatten(value, name + "."))
+        else:
+            flat[name] = value
+    return flat
