@@ -93,15 +93,24 @@ def _free_port() -> int:
 
 
 class LiveServer:
-    def __init__(self, process: subprocess.Popen, port: int):
+    def __init__(self, process: subprocess.Popen, port: int, log: Path):
         self.process = process
         self.url = f"http://127.0.0.1:{port}"
         self.port = port
+        self.log = log
+
+    def log_lines(self) -> list[str]:
+        """What the server has written to stdout and stderr so far."""
+        return self.log.read_text(errors="replace").splitlines()
 
 
 @pytest.fixture
-def gunicorn_server(transactional_db):
-    """Starts real gunicorn processes on the test database; stops them afterwards."""
+def gunicorn_server(transactional_db, tmp_path):
+    """Starts real gunicorn processes on the test database; stops them afterwards.
+
+    They run with the repository's gunicorn.conf.py; `server.log_lines()` reads what they
+    logged.
+    """
     servers: list[LiveServer] = []
     env = {
         **os.environ,
@@ -110,26 +119,26 @@ def gunicorn_server(transactional_db):
         "CONN_MAX_AGE": "0",
     }
 
-    def start(workers: int = 1) -> LiveServer:
+    def start(workers: int = 1, **extra_env: str) -> LiveServer:
         port = _free_port()
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gunicorn",
-                "phoneintel.wsgi",
-                "--bind",
-                f"127.0.0.1:{port}",
-                "--workers",
-                str(workers),
-                "--log-level",
-                "warning",
-            ],
-            cwd=ROOT,
-            env=env,
-            start_new_session=True,
-        )
-        server = LiveServer(process, port)
+        log = tmp_path / f"gunicorn-{port}.log"
+        with log.open("wb") as output:
+            process = subprocess.Popen(
+                [
+                    sys.executable, "-m", "gunicorn",
+                    "--config", str(ROOT / "gunicorn.conf.py"),
+                    "--bind", f"127.0.0.1:{port}",
+                    "--workers", str(workers),
+                    "--log-level", "warning",
+                    "phoneintel.wsgi",
+                ],
+                cwd=ROOT,
+                env={**env, **extra_env},
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )  # fmt: skip
+        server = LiveServer(process, port, log)
         servers.append(server)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
@@ -138,7 +147,7 @@ def gunicorn_server(transactional_db):
                 return server
             except httpx.TransportError:
                 if process.poll() is not None:
-                    raise RuntimeError("gunicorn exited at start") from None
+                    raise RuntimeError("gunicorn exited at start:\n" + log.read_text()) from None
                 time.sleep(0.1)
         raise RuntimeError("gunicorn did not start in 20 s")
 
@@ -146,6 +155,8 @@ def gunicorn_server(transactional_db):
     for server in servers:
         os.killpg(server.process.pid, signal.SIGTERM)
         server.process.wait(timeout=10)
+        # Shown with the test's report when it fails.
+        print(f"--- gunicorn on port {server.port} ---", *server.log_lines()[-50:], sep="\n")
 
 
 def _test_database_url() -> str:

@@ -29,6 +29,7 @@ import redis
 from bench.common import ROOT, database_url, manage, reset_database
 
 RESULTS = ROOT / "bench" / "results" / "latest.json"
+SERVER_LOG = ROOT / "bench" / "results" / "gunicorn.log"
 
 DATABASE_NAME = "phoneintel_bench"
 REDIS_DB = 14
@@ -209,13 +210,17 @@ def start_gunicorn(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
         sys.executable,
         "-m",
         "gunicorn",
-        "phoneintel.wsgi",
+        *("--config", str(ROOT / "gunicorn.conf.py")),
         *("--bind", f"127.0.0.1:{port}"),
-        *("--workers", str(WORKERS), "--worker-class", "sync"),
+        *("--workers", str(WORKERS)),
         *("--log-level", "warning"),
+        "phoneintel.wsgi",
     ]
-    # Its own session, so it can be stopped as a group and Ctrl-C reaches only us.
-    server = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
+    # One JSON line per API request: to a file, as in production, not to this terminal.
+    SERVER_LOG.parent.mkdir(parents=True, exist_ok=True)
+    with SERVER_LOG.open("wb") as log:
+        # Its own session, so it can be stopped as a group and Ctrl-C reaches only us.
+        server = subprocess.Popen(command, cwd=ROOT, env=env, stderr=log, start_new_session=True)
     base_url = f"http://127.0.0.1:{port}"
     try:
         wait_ready(server, base_url + READY_PATH)
@@ -229,7 +234,7 @@ def wait_ready(server: subprocess.Popen, url: str, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            raise BenchError(f"gunicorn exited at start ({server.returncode}).")
+            raise BenchError(f"gunicorn exited at start ({server.returncode}); see {SERVER_LOG}.")
         try:
             with urllib.request.urlopen(url, timeout=1):
                 return
