@@ -130,6 +130,7 @@ def charged_answer(request, *, units: int, data, claim: Claim | None, now):
         if claim is None:
             # The charge is the last statement, atomic on its own: nothing can fail after it.
             usage = charge_units(api_key=api_key, units=units, now=now)
+            request._request.log_context["unitsCharged"] = units
             return success(request, data, units_charged=units, usage=usage.as_meta())
         with transaction.atomic():
             usage = charge_units(api_key=api_key, units=units, now=now) if units else None
@@ -138,6 +139,7 @@ def charged_answer(request, *, units: int, data, claim: Claim | None, now):
                 success_body(request, data, units_charged=units, usage=usage.as_meta())
             )
             claim.complete(body=body, request_id=request.request_id, now=now)
+        request._request.log_context["unitsCharged"] = units  # committed
         return json_response(body)
     except QuotaExceeded as exceeded:
         raise exceeded.as_api_error(now) from None
@@ -147,6 +149,7 @@ class LookupView(APIView):
     product: LookupProduct
 
     def post(self, request):
+        request._request.log_context["product"] = self.product.value
         key = idempotency_key(request, required=False)
         if key is None:
             return self.answer(request, None)
@@ -203,6 +206,7 @@ class BulkLookupView(APIView):
         body = BulkInput(data=request.data)
         body.is_valid(raise_exception=True)
         product = LookupProduct(body.validated_data["product"])
+        request._request.log_context["product"] = product.value
         refuse_if_paused(product.value)
         checked = check_items(body.validated_data["inputs"])
         phones = [entry for entry in checked if isinstance(entry, ParsedPhone)]

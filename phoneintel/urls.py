@@ -5,6 +5,7 @@ from accounts.api import AccountView
 from catalog.api import ProductManifestView
 from lookups.api import BulkLookupView, LookupView
 from lookups.services import LookupProduct
+from phoneintel.metrics import metrics_view
 from phoneintel.schema import OpenApiDocumentView
 from phoneintel.views import api_not_found
 
@@ -25,6 +26,8 @@ urlpatterns = [
     # Anything else under /v1/ is the envelope's 404, in DEBUG too.
     re_path(r"^v1/", api_not_found),
     path("admin/", admin.site.urls),
+    # Prometheus; 404 without `Authorization: Bearer <METRICS_TOKEN>`.
+    path("metrics", metrics_view),
     path("", include("accounts.urls")),
     # The browser checkers: their own protection layer, never under /v1/.
     path("checkers/", include("lookups.urls")),

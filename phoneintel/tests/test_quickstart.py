@@ -14,6 +14,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY_LINE = re.compile(r"^(pi_beta_[0-9A-Za-z]{38})$")
+# `make run` logs for a person: the request log line in plain text, not JSON.
+PLAIN_REQUEST_LINE = re.compile(r" INFO phoneintel\.requests POST /v1/data/phone-lookups 200 ")
 # A fresh machine has none of the test run's settings.
 TEST_ONLY = {"DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY", "API_KEY_SECRET",
              "EXPOSURE_HASH_SECRET", "CACHE_KEY_PREFIX", "DJANGO_SETTINGS_MODULE",
@@ -38,20 +40,23 @@ def test_make_run_from_a_fresh_clone_serves_with_a_working_demo_key(tmp_path):
     )  # fmt: skip
     output: list[str] = []
     try:
-        key = _wait_for_key(process, output, deadline=time.monotonic() + 300)
+        key = _wait_for(process, output, KEY_LINE, deadline=time.monotonic() + 300)
         assert key, "make run printed no key:\n" + "".join(output[-40:])
         response = _wait_for_200(f"http://127.0.0.1:{port}/v1/data/account", key)
         assert response.status_code == 200, "".join(output[-40:])
         assert response.json()["data"]["key"]["prefix"] == key[:16]
         assert (clone / "db.sqlite3").exists()  # the embedded default, no PostgreSQL needed
         _lookups_answer_on_the_embedded_default(port, key)
+        logged = _wait_for(process, output, PLAIN_REQUEST_LINE, deadline=time.monotonic() + 30)
+        assert logged, "no plain request log line:\n" + "".join(output[-40:])
         assert httpx.get(f"http://127.0.0.1:{port}/").status_code == 200
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=20)
 
 
-def _wait_for_key(process, output: list[str], deadline: float) -> str | None:
+def _wait_for(process, output: list[str], pattern: re.Pattern, deadline: float) -> str | None:
+    """The first group (or all) of the first output line that matches `pattern`."""
     selector = selectors.DefaultSelector()
     selector.register(process.stdout, selectors.EVENT_READ)
     while time.monotonic() < deadline and process.poll() is None:
@@ -59,8 +64,8 @@ def _wait_for_key(process, output: list[str], deadline: float) -> str | None:
             continue
         line = process.stdout.readline()
         output.append(line)
-        if match := KEY_LINE.match(line.strip()):
-            return match.group(1)
+        if match := pattern.search(line.strip()):
+            return match.group(match.lastindex or 0)
     return None
 
 
