@@ -87,6 +87,14 @@ SCENARIOS = [
     Scenario("drf+3pg+redis", "GET", "/bench/drf-3pg-redis"),
     Scenario("account", "GET", "/v1/data/account", headers=AUTH),
     Scenario("lookup", "POST", "/v1/data/phone-lookups", AUTH, {"phone": "+14155550123"}),
+    # The same lookup without its log line and metrics (bench/middleware.py).
+    Scenario(
+        "lookup-quiet",
+        "POST",
+        "/v1/data/phone-lookups",
+        {**AUTH, "X-Bench-Quiet": "1"},
+        {"phone": "+14155550123"},
+    ),
     Scenario(
         "bulk50",
         "POST",
@@ -443,6 +451,20 @@ def report(rounds: list[list[Result]]) -> None:
             if floor:
                 line += f"; its floor {floor['scenario']}: {floor['ratioVsBare']:.0%}"
             print(line)
+    if "lookup" in by_name and "lookup-quiet" in by_name:
+        # Taken within each round, then the median, like the ratios above.
+        pairs = [
+            (by_name["lookup"]["rounds"][i], by_name["lookup-quiet"]["rounds"][i])
+            for i in range(len(rounds))
+        ]
+        ratio = median(
+            [on["requests_per_second"] / off["requests_per_second"] for on, off in pairs]
+        )
+        print(
+            f"lookup with metrics and JSON log line: {by_name['lookup']['requestsPerSecond']:.1f}"
+            f" req/s; without: {by_name['lookup-quiet']['requestsPerSecond']:.1f} req/s"
+            f" (on/off {ratio:.0%})"
+        )
     if "lookup" in by_name and "bulk50" in by_name:
         # Like the throughput ratios: taken within each round, then the median.
         pairs = [
