@@ -240,6 +240,8 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TIMEZONE = "UTC"
+# Workers log through LOGGING below (JSON unless LOG_FORMAT=plain), not Celery's own format.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE = {
     "purge-idempotency-records": {
         "task": "lookups.tasks.purge_idempotency_records",
