@@ -32,6 +32,8 @@ chromium: $(CHROMIUM)
 .env:
 	$(PYTHON) scripts/write_dev_env.py .env
 
+# Log lines for a person at a terminal; `LOG_FORMAT=json make run` for what production writes.
+run: export LOG_FORMAT ?= plain
 run: $(INSTALLED) .env
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput -v0

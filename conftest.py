@@ -93,34 +93,47 @@ def _free_port() -> int:
 
 
 class LiveServer:
-    def __init__(self, process: subprocess.Popen, port: int):
+    def __init__(self, process: subprocess.Popen, port: int, log: Path):
         self.process = process
         self.url = f"http://127.0.0.1:{port}"
         self.port = port
+        self.log = log
+
+    def log_lines(self) -> list[str]:
+        """What the server has written to stdout and stderr so far."""
+        return self.log.read_text(errors="replace").splitlines()
 
 
 @pytest.fixture
-def gunicorn_server(transactional_db):
-    """Starts real gunicorn processes on the test database; stops them afterwards."""
+def gunicorn_server(transactional_db, tmp_path):
+    """Starts real gunicorn processes on the test database; stops them afterwards.
+
+    They run with the repository's gunicorn.conf.py; `environ` (or keywords) add to their
+    environment; `server.log_lines()` reads what they logged.
+    """
     servers: list[LiveServer] = []
-    yield lambda workers=1, environ=None: _start_gunicorn(servers, workers, environ)
+
+    def start(workers: int = 1, environ: dict | None = None, **extra_env: str) -> LiveServer:
+        return _start_gunicorn(servers, tmp_path, workers, {**(environ or {}), **extra_env})
+
+    yield start
     _stop_gunicorn(servers)
 
 
 @pytest.fixture(scope="module")
-def module_gunicorn(django_db_setup):
+def module_gunicorn(django_db_setup, tmp_path_factory):
     """One gunicorn process for a whole module of tests that each use `transactional_db`.
 
     It holds no database connection between requests (CONN_MAX_AGE=0), so the flush after
     each test does not wait for it.
     """
     servers: list[LiveServer] = []
-    yield _start_gunicorn(servers, 1)
+    yield _start_gunicorn(servers, tmp_path_factory.mktemp("gunicorn"), 1)
     _stop_gunicorn(servers)
 
 
 def _start_gunicorn(
-    servers: list[LiveServer], workers: int, environ: dict | None = None
+    servers: list[LiveServer], log_dir: Path, workers: int, environ: dict | None = None
 ) -> LiveServer:
     env = {
         **os.environ,
@@ -130,24 +143,24 @@ def _start_gunicorn(
         **(environ or {}),
     }
     port = _free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "phoneintel.wsgi",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            str(workers),
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env=env,
-        start_new_session=True,
-    )
-    server = LiveServer(process, port)
+    log = log_dir / f"gunicorn-{port}.log"
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            [
+                sys.executable, "-m", "gunicorn",
+                "--config", str(ROOT / "gunicorn.conf.py"),
+                "--bind", f"127.0.0.1:{port}",
+                "--workers", str(workers),
+                "--log-level", "warning",
+                "phoneintel.wsgi",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+    server = LiveServer(process, port, log)
     servers.append(server)
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
@@ -156,7 +169,7 @@ def _start_gunicorn(
             return server
         except httpx.TransportError:
             if process.poll() is not None:
-                raise RuntimeError("gunicorn exited at start") from None
+                raise RuntimeError("gunicorn exited at start:\n" + log.read_text()) from None
             time.sleep(0.1)
     raise RuntimeError("gunicorn did not start in 20 s")
 
@@ -165,6 +178,8 @@ def _stop_gunicorn(servers: list[LiveServer]) -> None:
     for server in servers:
         os.killpg(server.process.pid, signal.SIGTERM)
         server.process.wait(timeout=10)
+        # Shown with the test's report when it fails.
+        print(f"--- gunicorn on port {server.port} ---", *server.log_lines()[-50:], sep="\n")
 
 
 def _test_database_url() -> str:

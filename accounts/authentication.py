@@ -54,6 +54,7 @@ class ApiKeyAuthentication(BaseAuthentication):
             request._request.after_response.append(
                 lambda: api_key_touch(api_key_id=api_key.pk, now=now)
             )
+        request._request.log_context["keyId"] = api_key.pk
         return ApiCaller(developer_id=api_key.developer_id), api_key
 
     def authenticate_header(self, request):

@@ -31,6 +31,7 @@ from bench.common import ROOT, database_url, manage, reset_database
 from harness.wire import WireCounter
 
 RESULTS = ROOT / "bench" / "results" / "latest.json"
+SERVER_LOG = ROOT / "bench" / "results" / "gunicorn.log"
 
 DATABASE_NAME = "phoneintel_bench"
 REDIS_DB = 14
@@ -94,6 +95,14 @@ SCENARIOS = [
     Scenario("account", "GET", "/v1/data/account", headers=AUTH),
     Scenario("account-all-mw", "GET", "/v1/data/account", headers=AUTH, server="all-mw"),
     Scenario("lookup", "POST", "/v1/data/phone-lookups", AUTH, {"phone": "+14155550123"}),
+    # The same lookup without its log line and metrics (bench/middleware.py).
+    Scenario(
+        "lookup-quiet",
+        "POST",
+        "/v1/data/phone-lookups",
+        {**AUTH, "X-Bench-Quiet": "1"},
+        {"phone": "+14155550123"},
+    ),
     Scenario(
         "bulk50",
         "POST",
@@ -223,13 +232,18 @@ def start_gunicorn(env: dict[str, str], workers: int = WORKERS) -> tuple[subproc
         sys.executable,
         "-m",
         "gunicorn",
-        "phoneintel.wsgi",
+        *("--config", str(ROOT / "gunicorn.conf.py")),
         *("--bind", f"127.0.0.1:{port}"),
-        *("--workers", str(workers), "--worker-class", "sync"),
+        *("--workers", str(workers)),
         *("--log-level", "warning"),
+        "phoneintel.wsgi",
     ]
-    # Its own session, so it can be stopped as a group and Ctrl-C reaches only us.
-    server = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
+    # One JSON line per API request: to a file, as in production, not to this terminal.
+    log_path = SERVER_LOG.with_name(f"gunicorn-{port}.log")
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with log_path.open("wb") as log:
+        # Its own session, so it can be stopped as a group and Ctrl-C reaches only us.
+        server = subprocess.Popen(command, cwd=ROOT, env=env, stderr=log, start_new_session=True)
     base_url = f"http://127.0.0.1:{port}"
     try:
         wait_ready(server, base_url + READY_PATH)
@@ -243,7 +257,9 @@ def wait_ready(server: subprocess.Popen, url: str, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            raise BenchError(f"gunicorn exited at start ({server.returncode}).")
+            raise BenchError(
+                f"gunicorn exited at start ({server.returncode}); see {SERVER_LOG.parent}."
+            )
         try:
             with urllib.request.urlopen(url, timeout=1):
                 return
@@ -282,6 +298,8 @@ def count_round_trips(env: dict[str, str], api_key: str) -> dict[str, tuple[floa
             | {
                 "DATABASE_URL": _with_port(postgres_url, postgres.port),
                 "REDIS_URL": _with_port(redis_url, redis_.port),
+                # One thread, one PostgreSQL connection: the warm-up prepares its statements.
+                "GUNICORN_THREADS": "1",
             },
             workers=1,
         )
@@ -565,6 +583,20 @@ def report(rounds: list[list[Result]], round_trips: dict[str, tuple[float, float
             )
         ]
         print(f"account, lean /v1/ middleware vs all of it: {median(gain):.2f}x")
+    if "lookup" in by_name and "lookup-quiet" in by_name:
+        # Taken within each round, then the median, like the ratios above.
+        pairs = [
+            (by_name["lookup"]["rounds"][i], by_name["lookup-quiet"]["rounds"][i])
+            for i in range(len(rounds))
+        ]
+        ratio = median(
+            [on["requests_per_second"] / off["requests_per_second"] for on, off in pairs]
+        )
+        print(
+            f"lookup with metrics and JSON log line: {by_name['lookup']['requestsPerSecond']:.1f}"
+            f" req/s; without: {by_name['lookup-quiet']['requestsPerSecond']:.1f} req/s"
+            f" (on/off {ratio:.0%})"
+        )
     if "lookup" in by_name and "bulk50" in by_name:
         pairs = [
             (by_name["lookup"]["rounds"][i], by_name["bulk50"]["rounds"][i])

@@ -125,13 +125,14 @@ class LookupView(APIView):
     product: LookupProduct
 
     def post(self, request):
+        request._request.log_context["product"] = self.product.value
         key = idempotency_key(request, required=False)
         if key is None:
             return self.answer(request, None)
         return idempotently(request, key, lambda claim: self.answer(request, claim))
 
     def answer(self, request, claim: Claim | None):
-        body = lookup_one(
+        answer = lookup_one(
             api_key=request.auth,
             product=self.product,
             body=request.data,
@@ -139,7 +140,8 @@ class LookupView(APIView):
             request_id=request.request_id,
             now=timezone.now(),
         )
-        return json_response(body)
+        request._request.log_context["unitsCharged"] = answer.units  # committed
+        return json_response(answer.body)
 
 
 @extend_schema_view(post=lookup_schema(LookupProduct.PHONE_LOOKUP))
@@ -189,11 +191,14 @@ class BulkLookupView(APIView):
         )
 
     def answer(self, request, claim: Claim):
-        body = lookup_bulk(
+        answer = lookup_bulk(
             api_key=request.auth,
             body=request.data,
             claim=claim,
             request_id=request.request_id,
             now=timezone.now(),
         )
-        return json_response(body)
+        request._request.log_context.update(  # committed
+            product=answer.product.value, unitsCharged=answer.units
+        )
+        return json_response(answer.body)

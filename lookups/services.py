@@ -30,6 +30,7 @@ the charge are separate statements in one transaction.
 """
 
 from contextlib import nullcontext
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.conf import settings
@@ -56,9 +57,18 @@ from phoneintel.db import hot_cursor
 from phoneintel.errors import ApiError, ErrorCode
 
 
+@dataclass(frozen=True)
+class ChargedAnswer:
+    """A 200 answer as sent (and stored, with an Idempotency-Key), and what it charged."""
+
+    body: bytes
+    product: LookupProduct
+    units: int
+
+
 def lookup_one(
     *, api_key: ApiKey, product: LookupProduct, body, claim: Claim | None, request_id: str, now
-) -> bytes:
+) -> ChargedAnswer:
     """A single lookup's 200 answer, charged 1 unit; raises ApiError and charges nothing."""
     refuse_if_paused(api_key, product.value)
     phone = check_input(body)
@@ -75,7 +85,7 @@ def lookup_one(
     )
 
 
-def lookup_bulk(*, api_key: ApiKey, body, claim: Claim, request_id: str, now) -> bytes:
+def lookup_bulk(*, api_key: ApiKey, body, claim: Claim, request_id: str, now) -> ChargedAnswer:
     """A bulk call's 200 answer, charged 1 unit per chargeable item, all or nothing."""
     refuse_if_paused(api_key, BULK_SLUG)
     product, inputs = bulk_request(body)
@@ -92,7 +102,7 @@ def lookup_bulk(*, api_key: ApiKey, body, claim: Claim, request_id: str, now) ->
     )
 
 
-def _charged_answer(*, api_key, product, phones, shape, claim, request_id, now) -> bytes:
+def _charged_answer(*, api_key, product, phones, shape, claim, request_id, now) -> ChargedAnswer:
     """Reads, charges and renders the answer; with a claim, stores it in the same transaction."""
     with transaction.atomic() if claim else nullcontext():
         try:
@@ -108,7 +118,7 @@ def _charged_answer(*, api_key, product, phones, shape, claim, request_id, now) 
         )
         if claim is not None:
             claim.complete(body=body, request_id=request_id, now=now)
-    return body
+    return ChargedAnswer(body=body, product=product, units=len(phones))
 
 
 def refuse_if_paused(api_key: ApiKey, slug: str) -> None:

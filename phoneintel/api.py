@@ -14,6 +14,7 @@ from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
+from phoneintel import metrics
 from phoneintel.errors import ApiError, ErrorCode
 
 logger = logging.getLogger(__name__)
@@ -53,6 +54,7 @@ def json_response(content: bytes, status: int = 200) -> HttpResponse:
 
 def error_body(request, error: ApiError) -> dict:
     body = {"code": str(error.code), "message": error.message, "requestId": request.request_id}
+    request.log_context["code"] = body["code"]
     if error.details:
         body["details"] = error.details
     return {"error": body}
@@ -69,6 +71,8 @@ def error_response(request, error: ApiError) -> JsonResponse:
 def exception_handler(exc, context):
     request = context["request"]
     error = as_api_error(exc)
+    if store := metrics.failed_store(exc):
+        metrics.store_failure(store)
     response = Response(error_body(request, error), status=error.status_code)
     for name, value in error.headers.items():
         response[name] = value

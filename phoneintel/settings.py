@@ -9,6 +9,7 @@ from pathlib import Path
 
 import environ
 from celery.schedules import crontab
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -50,6 +51,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "phoneintel.requestlog.RequestLogMiddleware",
     # Outermost, so every response (errors from inner layers too) gets the id.
     "phoneintel.middleware.RequestContextMiddleware",
     # Before anything can read the body.
@@ -251,6 +253,8 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TIMEZONE = "UTC"
+# Workers log through LOGGING below (JSON unless LOG_FORMAT=plain), not Celery's own format.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE = {
     "purge-idempotency-records": {
         "task": "lookups.tasks.purge_idempotency_records",
@@ -263,11 +267,29 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
+# --- Operations ----------------------------------------------------------
+# /metrics answers only `Authorization: Bearer <METRICS_TOKEN>`; unset, it is always 404.
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+
+# One JSON object per line for log pipelines; `plain` for a person at a terminal.
+LOG_FORMAT = env.str("LOG_FORMAT", default="json")
+if LOG_FORMAT not in ("json", "plain"):
+    raise ImproperlyConfigured(f"LOG_FORMAT is json or plain, not {LOG_FORMAT!r}.")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        # gunicorn.conf.py gives gunicorn's own lines the same fields.
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "{levelname}{name}{message}",
+            "style": "{",
+            "rename_fields": {"levelname": "level", "name": "logger"},
+            "timestamp": "time",
+        },
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {
         # django.request logs the path only; never bodies or headers.

@@ -11,6 +11,7 @@ from lookups.api import (
     PhoneRiskCheckView,
     ReversePhoneLookupView,
 )
+from phoneintel.metrics import metrics_view
 from phoneintel.schema import OpenApiDocumentView
 from phoneintel.views import api_not_found
 
@@ -31,6 +32,8 @@ urlpatterns = [
     # Anything else under /v1/ is the envelope's 404, in DEBUG too.
     re_path(r"^v1/", api_not_found),
     path("admin/", admin.site.urls),
+    # Prometheus; 404 without `Authorization: Bearer <METRICS_TOKEN>`.
+    path("metrics", metrics_view),
     path("", include("accounts.urls")),
     # The browser checkers: their own protection layer, never under /v1/.
     path("checkers/", include("lookups.urls")),

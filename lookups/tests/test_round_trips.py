@@ -32,6 +32,8 @@ def wire(gunicorn_server, make_key):
             "REDIS_URL": f"redis://127.0.0.1:{redis.port}{redis_url.path}",
             # Persistent connections, as in production: a request pays no connect.
             "CONN_MAX_AGE": "600",
+            # One thread, one connection: the warm-up prepares its statements.
+            "GUNICORN_THREADS": "1",
         }
     )
     _, raw = make_key(monthly_quota=100_000, rate_limit="10000/m")

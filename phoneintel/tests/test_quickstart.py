@@ -1,11 +1,12 @@
 """`make run` from a fresh clone serves, and the key it prints answers 200."""
 
 import os
+import queue
 import re
-import selectors
 import signal
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -14,6 +15,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY_LINE = re.compile(r"^(pi_beta_[0-9A-Za-z]{38})$")
+# `make run` logs for a person: the request log line in plain text, not JSON.
+PLAIN_REQUEST_LINE = re.compile(r" INFO phoneintel\.requests POST /v1/data/phone-lookups 200 ")
 # A fresh machine has none of the test run's settings.
 TEST_ONLY = {"DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY", "API_KEY_SECRET",
              "EXPOSURE_HASH_SECRET", "CACHE_KEY_PREFIX", "DJANGO_SETTINGS_MODULE",
@@ -37,30 +40,45 @@ def test_make_run_from_a_fresh_clone_serves_with_a_working_demo_key(tmp_path):
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     output: list[str] = []
+    # A thread reads the output as it comes: waiting on the pipe with select() misses lines
+    # that an earlier readline() has already buffered.
+    lines: queue.Queue[str | None] = queue.Queue()
+    threading.Thread(target=_read_lines, args=(process.stdout, lines), daemon=True).start()
     try:
-        key = _wait_for_key(process, output, deadline=time.monotonic() + 300)
+        key = _wait_for(lines, output, KEY_LINE, deadline=time.monotonic() + 300)
         assert key, "make run printed no key:\n" + "".join(output[-40:])
         response = _wait_for_200(f"http://127.0.0.1:{port}/v1/data/account", key)
         assert response.status_code == 200, "".join(output[-40:])
         assert response.json()["data"]["key"]["prefix"] == key[:16]
         assert (clone / "db.sqlite3").exists()  # the embedded default, no PostgreSQL needed
         _lookups_answer_on_the_embedded_default(port, key)
+        logged = _wait_for(lines, output, PLAIN_REQUEST_LINE, deadline=time.monotonic() + 30)
+        assert logged, "no plain request log line:\n" + "".join(output[-40:])
         assert httpx.get(f"http://127.0.0.1:{port}/").status_code == 200
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=20)
 
 
-def _wait_for_key(process, output: list[str], deadline: float) -> str | None:
-    selector = selectors.DefaultSelector()
-    selector.register(process.stdout, selectors.EVENT_READ)
-    while time.monotonic() < deadline and process.poll() is None:
-        if not selector.select(timeout=1):
+def _read_lines(stream, lines: queue.Queue) -> None:
+    for line in stream:
+        lines.put(line)
+    lines.put(None)  # make run has ended
+
+
+def _wait_for(lines: queue.Queue, output: list[str], pattern: re.Pattern, deadline: float):
+    """The first group (or all) of the next output line that matches `pattern`, or None."""
+    while time.monotonic() < deadline:
+        try:
+            line = lines.get(timeout=1)
+        except queue.Empty:
             continue
-        line = process.stdout.readline()
+        if line is None:
+            lines.put(None)
+            return None
         output.append(line)
-        if match := KEY_LINE.match(line.strip()):
-            return match.group(1)
+        if match := pattern.search(line.strip()):
+            return match.group(match.lastindex or 0)
     return None
 
 

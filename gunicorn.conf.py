@@ -1,0 +1,129 @@
+"""gunicorn's settings for phoneintel: gunicorn reads this file from the working directory.
+
+    gunicorn --bind 0.0.0.0:8000
+
+Every number can be changed through the environment (`.env.example` lists them):
+GUNICORN_WORKERS, GUNICORN_THREADS, GUNICORN_KEEPALIVE, GUNICORN_TIMEOUT,
+GUNICORN_GRACEFUL_TIMEOUT, GUNICORN_MAX_REQUESTS, GUNICORN_MAX_REQUESTS_JITTER,
+FORWARDED_ALLOW_IPS, GUNICORN_ACCESS_LOG, GUNICORN_CONTROL_SOCKET, LOG_FORMAT,
+PROMETHEUS_MULTIPROC_DIR.
+Command-line options win over this file (the test suite and the bench pass --bind and
+--workers).
+"""
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import environ
+from gunicorn import glogging
+
+# The same .env as the settings read (variables already set win), so one file configures both.
+environ.Env.read_env(Path(__file__).resolve().parent / ".env", overwrite=False)
+
+
+def _int(name: str, default: int) -> int:
+    return int(os.environ.get(name) or default)
+
+
+def _cpus() -> int:
+    # The CPUs this process may run on: a container's limit, not the host's count.
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+wsgi_app = "phoneintel.wsgi:application"
+
+# A process per CPU keeps every core busy with Python; threads overlap the waits on
+# PostgreSQL and Redis (most of a lookup's time) without a process each. Each thread
+# holds its own PostgreSQL connection: workers x threads connections in all.
+worker_class = "gthread"
+workers = _int("GUNICORN_WORKERS", max(2, _cpus()))
+threads = _int("GUNICORN_THREADS", 4)
+
+# Longer than the idle timeouts in front of us (AWS ALB and nginx's upstream keepalive
+# both default to 60 s), so the load balancer or pooled client always closes an idle
+# connection first and never sends a request on one gunicorn has just closed.
+keepalive = _int("GUNICORN_KEEPALIVE", 75)
+timeout = _int("GUNICORN_TIMEOUT", 30)
+# A stopping worker finishes the requests it has; a deploy waits at most this long.
+graceful_timeout = _int("GUNICORN_GRACEFUL_TIMEOUT", 30)
+# Recycling bounds what a slow leak can cost; the jitter keeps workers from restarting
+# together. Each recycled worker leaves its counters in PROMETHEUS_MULTIPROC_DIR (they
+# must keep counting), so a high number keeps that directory small.
+max_requests = _int("GUNICORN_MAX_REQUESTS", 10_000)
+max_requests_jitter = _int("GUNICORN_MAX_REQUESTS_JITTER", 1_000)
+
+# X-Forwarded-Proto (and friends) decide the request's scheme only when they come from
+# these addresses: a client that reaches gunicorn directly cannot claim HTTPS.
+forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
+# gunicorn would otherwise let those proxies set SCRIPT_NAME and PATH_INFO; we use neither.
+forwarder_headers = ""
+
+# The application writes one JSON line per API request (phoneintel/requestlog.py), so
+# gunicorn's access log is off unless asked for. Its format has no query string (`%(q)s`,
+# `%(r)s`) and no header (`%(a)s`, `%(f)s`, `%({...}i)s`): either could carry a key or a
+# phone number.
+accesslog = os.environ.get("GUNICORN_ACCESS_LOG") or None
+access_log_format = '%(h)s "%(m)s %(U)s" %(s)s %(B)s %(M)sms'
+
+# gunicorn.ctl in $HOME by default: two servers on one machine would take it from each
+# other, and nothing here uses it.
+control_socket_disable = not os.environ.get("GUNICORN_CONTROL_SOCKET")
+if not control_socket_disable:
+    control_socket = os.environ["GUNICORN_CONTROL_SOCKET"]
+
+
+class JsonLogger(glogging.Logger):
+    """gunicorn's own lines in the application's format (LOG_FORMAT, json unless plain)."""
+
+    def setup(self, cfg):
+        super().setup(cfg)
+        if os.environ.get("LOG_FORMAT", "json") != "json":
+            return
+        from pythonjsonlogger.json import JsonFormatter
+
+        # The same fields as the "json" formatter of settings.LOGGING.
+        formatter = JsonFormatter(
+            "{levelname}{name}{message}",
+            style="{",
+            rename_fields={"levelname": "level", "name": "logger"},
+            timestamp="time",
+        )
+        for log in (self.error_log, self.access_log):
+            for handler in log.handlers:
+                handler.setFormatter(formatter)
+
+
+logger_class = JsonLogger
+
+# Prometheus multiprocess mode: each worker writes its counters to files in this
+# directory and /metrics adds them up. It must be set before any worker imports
+# prometheus_client, so here, in the master, before the workers are forked.
+if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    # mkdtemp: a name no other user of the machine can guess and prepare.
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="phoneintel-metrics-")
+    # Still known after a reload (SIGHUP runs this file anew): the directory is ours to remove.
+    os.environ["PHONEINTEL_METRICS_DIR_IS_TEMPORARY"] = "1"
+
+
+def on_starting(server):
+    # Counters from an earlier run of the server would be added to this run's.
+    directory = Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.glob("*.db"):
+        stale.unlink()
+
+
+def child_exit(server, worker):
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
+
+
+def on_exit(server):
+    if os.environ.get("PHONEINTEL_METRICS_DIR_IS_TEMPORARY"):
+        shutil.rmtree(os.environ["PROMETHEUS_MULTIPROC_DIR"], ignore_errors=True)

@@ -1,0 +1,61 @@
+"""gunicorn.conf.py, against real gunicorn processes: keep-alive, access log, proxies."""
+
+import time
+
+import httpx
+import pytest
+
+pytestmark = pytest.mark.live
+
+# 30 calls, 29 pauses between 1 and 10 s: past gunicorn's own 2 s keep-alive and the 5 s
+# of many servers and clients, about 47 s in all.
+PAUSES = [10, 6, 3, 2.5, 1.5] + [1] * 24
+
+
+def test_a_pooled_client_that_pauses_keeps_its_connection(gunicorn_server, make_key):
+    _, raw = make_key()
+    server = gunicorn_server()
+    # A pool that keeps idle connections for a minute, like a load balancer's.
+    limits = httpx.Limits(max_connections=1, keepalive_expiry=60)
+    statuses, connections = [], set()
+    with httpx.Client(base_url=server.url, limits=limits, timeout=10) as client:
+        for pause in [0, *PAUSES]:
+            time.sleep(pause)
+            response = client.get("/v1/data/account", headers={"Authorization": f"Bearer {raw}"})
+            statuses.append(response.status_code)
+            stream = response.extensions["network_stream"]
+            connections.add(stream.get_extra_info("client_addr"))
+    assert len(PAUSES) + 1 == 30
+    assert statuses == [200] * 30
+    # One connection throughout: gunicorn never closed it under the client.
+    assert len(connections) == 1
+
+
+def test_the_access_log_has_no_query_string_and_no_header(gunicorn_server, make_key):
+    _, raw = make_key()
+    server = gunicorn_server(GUNICORN_ACCESS_LOG="-")
+    response = httpx.get(
+        server.url + "/v1/data/account?phone=%2B14155550123",
+        headers={
+            "Authorization": f"Bearer {raw}",
+            "User-Agent": "agent-4155550199",
+            "Referer": "https://example.test/?n=4155550177",
+        },
+    )
+    assert response.status_code == 200
+    access = [line for line in server.log_lines() if '"gunicorn.access"' in line]
+    assert any('\\"GET /v1/data/account\\" 200' in line for line in access)
+    log = "\n".join(server.log_lines())
+    for secret in (raw, "4155550123", "4155550199", "4155550177", "phone="):
+        assert secret not in log
+
+
+def test_forwarded_scheme_is_trusted_only_from_the_configured_proxies(gunicorn_server):
+    https = {"X-Forwarded-Proto": "https"}
+    # The test client connects from 127.0.0.1, gunicorn's default proxy address.
+    trusting = gunicorn_server(SECURE_SSL_REDIRECT="1")
+    wary = gunicorn_server(SECURE_SSL_REDIRECT="1", FORWARDED_ALLOW_IPS="10.0.0.1")
+    assert httpx.get(trusting.url + "/products/", headers=https).status_code == 200
+    refused = httpx.get(wary.url + "/products/", headers=https)
+    assert refused.status_code == 301
+    assert refused.headers["Location"].startswith("https://")
