@@ -5,4 +5,4 @@ class AccountsConfig(AppConfig):
     name = "accounts"
 
     def ready(self):
-        from accounts import schema  # noqa: F401  (registers the OpenAPI extension)
+        from accounts import openapi  # noqa: F401  (registers the OpenAPI extension)

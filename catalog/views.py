@@ -10,7 +10,7 @@ from catalog.forms import InterestForm
 from catalog.models import Product
 from catalog.selectors import catalog_products
 from catalog.services import interest_submit
-from phoneintel.schema import operation_examples
+from phoneintel.openapi_view import operation_examples
 from phoneintel.views import ratelimited
 
 # Per client address, counted on submissions only: enough for a person, not for a script.

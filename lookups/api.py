@@ -9,7 +9,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework.views import APIView
 
-from lookups import schemas
+from lookups import openapi
 from lookups.bulk import BulkRequest
 from lookups.idempotency import (
     HEADER,
@@ -105,7 +105,7 @@ def idempotently(request, key: str, answer):
 
 def lookup_schema(product: LookupProduct):
     """The OpenAPI operation of a single lookup of `product`."""
-    name = schemas.NAMES[product]
+    name = openapi.NAMES[product]
     return extend_schema(
         operation_id=f"{name[0].lower()}{name[1:]}",
         summary=SUMMARIES[product],
@@ -113,9 +113,9 @@ def lookup_schema(product: LookupProduct):
         tags=["Lookups"],
         request=LookupInput,
         parameters=[idempotency_parameter(required=False)],
-        responses={200: envelope(f"{name}Response", schemas.result_schema(product))}
+        responses={200: envelope(f"{name}Response", openapi.result_schema(product))}
         | error_responses(*AUTHENTICATED_ERROR_STATUSES, 409),
-        examples=schemas.examples(product),
+        examples=openapi.examples(product),
     )
 
 
@@ -179,9 +179,9 @@ class BulkLookupView(APIView):
         tags=["Lookups"],
         request=BulkRequest,
         parameters=[idempotency_parameter(required=True)],
-        responses={200: envelope("BulkLookupResponse", schemas.bulk_result())}
+        responses={200: envelope("BulkLookupResponse", openapi.bulk_result())}
         | error_responses(*AUTHENTICATED_ERROR_STATUSES, 409),
-        examples=schemas.bulk_examples(),
+        examples=openapi.bulk_examples(),
     )
     def post(self, request):
         return idempotently(

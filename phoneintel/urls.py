@@ -12,7 +12,7 @@ from lookups.api import (
     ReversePhoneLookupView,
 )
 from phoneintel.metrics import metrics_view
-from phoneintel.schema import OpenApiDocumentView
+from phoneintel.openapi_view import OpenApiDocumentView
 from phoneintel.views import api_not_found
 
 api_patterns = [
