@@ -144,10 +144,12 @@ class FaultProxy:
                 if not chunk:
                     return
                 head += chunk
-            action = self._action(head.split(b"\r\n", 1)[0].decode("latin-1"))
-            upstream.sendall(head)
+            request_line, rest = head.split(b"\r\n", 1)
+            action = self._action(request_line.decode("latin-1"))
+            # One request per connection: the server closes it after the answer, which is
+            # how the proxy knows the answer is whole.
+            upstream.sendall(request_line + b"\r\nConnection: close\r\n" + rest)
             threading.Thread(target=_pump, args=(conn, upstream), daemon=True).start()
-            # gunicorn's sync workers close the connection after each answer.
             answer = b""
             while chunk := upstream.recv(65536):
                 answer += chunk
