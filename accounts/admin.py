@@ -263,13 +263,23 @@ class ApiKeyAdmin(admin.ModelAdmin):
         self.message_user(request, f"Activated {queryset.count()} key(s).", messages.SUCCESS)
 
 
+def _product_split(split: dict) -> str | None:
+    # None: the admin shows its empty value (a month from before the split).
+    return ", ".join(f"{product}: {units}" for product, units in sorted(split.items())) or None
+
+
 @admin.register(MonthlyUsage)
 class MonthlyUsageAdmin(admin.ModelAdmin):
-    list_display = ["api_key", "period", "units_used"]
+    list_display = ["api_key", "period", "units_used", "by_product"]
     list_filter = ["period"]
     search_fields = ["api_key__prefix", "api_key__developer__user__email"]
     list_select_related = ["api_key"]
-    readonly_fields = ["api_key", "period", "units_used"]
+    fields = ["api_key", "period", "units_used", "by_product"]
+    readonly_fields = fields
+
+    @admin.display(description="units by product")
+    def by_product(self, obj):
+        return _product_split(obj.units_by_product)
 
     def has_add_permission(self, request):
         return False
@@ -280,11 +290,11 @@ class MonthlyUsageAdmin(admin.ModelAdmin):
 
 @admin.register(DailyUsage)
 class DailyUsageAdmin(admin.ModelAdmin):
-    list_display = ["api_key", "day", "units_used"]
-    list_filter = ["day"]
+    list_display = ["api_key", "day", "product", "units_used"]
+    list_filter = ["day", "product"]
     search_fields = ["api_key__prefix", "api_key__developer__user__email"]
     list_select_related = ["api_key"]
-    readonly_fields = ["api_key", "day", "units_used"]
+    readonly_fields = ["api_key", "day", "product", "units_used"]
 
     def has_add_permission(self, request):
         return False

@@ -20,6 +20,7 @@ Round trips per request, counted on the wire by `lookups/tests/test_round_trips.
    (`read_and_charge`): the charge's `WITH` items, then the read as a `UNION ALL`
    branch. In autocommit it is its own transaction: the charge and the rows it
    paid for cannot part, and a quota refusal returns the rows with no charge row.
+   The charge also adds the units to the product's share of the month and day.
 4. With an `Idempotency-Key` the request also claims the key first (one INSERT)
    and stores its answer in the charge's transaction: BEGIN, the statement, the
    stored answer, COMMIT (`lookups.idempotency`).
@@ -137,7 +138,8 @@ def read_and_charge(
 
     Raises QuotaExceeded (nothing charged) when the units are not left. A possible
     but invalid number (an unallocated range) is a charged not-found result, so
-    it is charged but not read.
+    it is charged but not read. The units are recorded under `product` (a bulk
+    call's inner product).
     """
     units = len(phones)
     if not units:
@@ -145,24 +147,26 @@ def read_and_charge(
     valid = [p for p in phones if p.is_valid]
     read = _READS[product](valid, now) if valid else None
     if connection.vendor == "postgresql":
-        rows, units_used = _read_and_charge_in_one_statement(read, api_key, units, now)
+        rows, units_used = _read_and_charge_in_one_statement(read, api_key, units, now, product)
         usage = charged_usage(api_key=api_key, units=units, now=now, units_used=units_used)
     else:
         with transaction.atomic():
             rows = selectors.read_rows(read) if read else []
-            usage = charge_units(api_key=api_key, units=units, now=now)
+            usage = charge_units(api_key=api_key, units=units, now=now, product=product.value)
     found = _ANSWERS[product](valid, rows) if valid else {}
     return [found.get(p.e164) or not_found(p) for p in phones], usage
 
 
-def _read_and_charge_in_one_statement(read, api_key, units, now) -> tuple[list, int | None]:
+def _read_and_charge_in_one_statement(
+    read, api_key, units, now, product
+) -> tuple[list, int | None]:
     # The charge's row in the reads' shape: (kind, number, label, bucket, n).
     sql = (
         f"WITH {charge_cte()}"  # noqa: S608  (our SQL; values are parameters)
         " SELECT 'charged', CAST(NULL AS text), CAST(NULL AS text), CAST(NULL AS integer),"
         " CAST(units_used AS bigint) FROM charged"
     )
-    params = charge_params(api_key=api_key, units=units, now=now)
+    params = charge_params(api_key=api_key, units=units, now=now, product=product.value)
     if read is not None:
         sql += f" UNION ALL {read.sql}"
         params |= read.params

@@ -1,6 +1,7 @@
 """Writes on API keys: issue, roll, revoke, authenticate, and the expiry notices."""
 
 import hmac
+import json
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
@@ -105,9 +106,9 @@ def api_key_authenticate(*, raw: str, now: datetime) -> ApiKey:
     """The key's row if it may be used now, else KeyRejected with the 401 code.
 
     The request's first and only read before its work: one query brings the key,
-    its owner's access, this month's usage (`api_key.month_usage`, all the account
-    endpoint needs) and what is paused (`api_key.pauses`, all a lookup needs to
-    know whether it may run).
+    its owner's access, this month's usage and its split by product
+    (`api_key.month_usage`, all the account endpoint needs) and what is paused
+    (`api_key.pauses`, all a lookup needs to know whether it may run).
     """
     if not crypto.is_well_formed(raw):
         raise KeyRejected(ErrorCode.INVALID_API_KEY, "The API key is not valid.")
@@ -118,13 +119,16 @@ def api_key_authenticate(*, raw: str, now: datetime) -> ApiKey:
         row = cursor.fetchone()
     if row is None or not hmac.compare_digest(row[4], key_hash):
         raise KeyRejected(ErrorCode.INVALID_API_KEY, "The API key is not valid.")
-    *key_values, developer_access, units_used, paused_slugs, all_paused = row
+    *key_values, access, units_used, by_product, paused, all_paused = row
     key = ApiKey.from_db(None, _AUTH_KEY_FIELDS, [_aware(value) for value in key_values])
-    key.developer = Developer(id=key.developer_id, access=developer_access)
+    key.developer = Developer(id=key.developer_id, access=access)
     key.month_usage = UsageSummary(
-        period=period, units_used=units_used, units_quota=key.monthly_quota
+        period=period,
+        units_used=units_used,
+        units_quota=key.monthly_quota,
+        by_product=_units_by_product(by_product),
     )
-    key.pauses = pauses_from(paused_slugs, all_paused)
+    key.pauses = pauses_from(paused, all_paused)
     status = key.status_at(now)
     if status == ApiKey.Status.REVOKED:
         raise KeyRejected(ErrorCode.REVOKED_API_KEY, "This API key has been revoked.")
@@ -150,12 +154,20 @@ _AUTH_KEY_FIELDS = [
 def _auth_sql() -> str:
     return f"""
         SELECT {", ".join(f"k.{name}" for name in _AUTH_KEY_FIELDS)},
-               d.access, COALESCE(m.units_used, 0), {pauses_sql()}
+               d.access, COALESCE(m.units_used, 0), m.units_by_product, {pauses_sql()}
         FROM {ApiKey._meta.db_table} k
         JOIN {Developer._meta.db_table} d ON d.id = k.developer_id
         LEFT JOIN {MonthlyUsage._meta.db_table} m ON m.api_key_id = k.id AND m.period = %s
         WHERE k.key_hash = %s
     """  # noqa: S608  (table names are ours; values are parameters)
+
+
+def _units_by_product(value) -> dict[str, int]:
+    """The month's split as read back: jsonb comes as text through Django's connection (and
+    SQLite's), a dict through a bare psycopg one; no row yet is an empty split."""
+    if isinstance(value, str | bytes):
+        value = json.loads(value)
+    return value or {}
 
 
 def _aware(value):

@@ -1,4 +1,4 @@
-"""Charging units: the quota check and the charge in one statement."""
+"""Charging units: the quota check, the charge and its product split in one statement."""
 
 from datetime import UTC, datetime
 
@@ -31,34 +31,51 @@ class QuotaExceeded(Exception):
 _MONTHLY = MonthlyUsage._meta.db_table
 _DAILY = DailyUsage._meta.db_table
 
+# The product is cast everywhere it appears: a prepared statement gives a parameter one type.
+_PRODUCT = "CAST(%(product)s AS text)"
+
 _CHARGE_MONTH_SQL = f"""
-    INSERT INTO {_MONTHLY} (api_key_id, period, units_used)
-    SELECT %(key)s, %(period)s, %(units)s WHERE %(units)s <= %(quota)s
+    INSERT INTO {_MONTHLY} (api_key_id, period, units_used, units_by_product)
+    SELECT %(key)s, %(period)s, %(units)s, {{new_split}} WHERE %(units)s <= %(quota)s
     ON CONFLICT (api_key_id, period) DO UPDATE
-        SET units_used = {_MONTHLY}.units_used + EXCLUDED.units_used
+        SET units_used = {_MONTHLY}.units_used + EXCLUDED.units_used,
+            units_by_product = {{added_split}}
         WHERE {_MONTHLY}.units_used + EXCLUDED.units_used <= %(quota)s
     RETURNING units_used
 """  # noqa: S608  (table names are ours; values are parameters)
 
+_CHARGE_MONTH_SQL_POSTGRES = _CHARGE_MONTH_SQL.format(
+    new_split=f"jsonb_build_object({_PRODUCT}, %(units)s)",
+    added_split=f"{_MONTHLY}.units_by_product || jsonb_build_object({_PRODUCT},"
+    f" COALESCE(CAST({_MONTHLY}.units_by_product ->> {_PRODUCT} AS integer), 0)"
+    " + EXCLUDED.units_used)",
+)
+# SQLite: a JSON path with the key quoted, since product values contain '-'.
+_CHARGE_MONTH_SQL_SQLITE = _CHARGE_MONTH_SQL.format(
+    new_split=f"json_object({_PRODUCT}, %(units)s)",
+    added_split=f"json_set({_MONTHLY}.units_by_product, %(product_path)s,"
+    f" COALESCE(json_extract({_MONTHLY}.units_by_product, %(product_path)s), 0)"
+    " + EXCLUDED.units_used)",
+)
+
 _CHARGE_DAY_SQL = f"""
-    INSERT INTO {_DAILY} (api_key_id, day, units_used)
-    SELECT %(key)s, %(day)s, %(units)s {{source}}
-    ON CONFLICT (api_key_id, day) DO UPDATE
+    INSERT INTO {_DAILY} (api_key_id, day, product, units_used)
+    SELECT %(key)s, %(day)s, {_PRODUCT}, %(units)s {{source}}
+    ON CONFLICT (api_key_id, day, product) DO UPDATE
         SET units_used = {_DAILY}.units_used + EXCLUDED.units_used
 """  # noqa: S608
 
 # PostgreSQL: one statement. The day's row is written only when the month's upsert
 # returned a row, i.e. only when the charge passed the quota.
 _CHARGE_CTE_POSTGRES = f"""
-    charged AS ({_CHARGE_MONTH_SQL}),
+    charged AS ({_CHARGE_MONTH_SQL_POSTGRES}),
     daily AS ({_CHARGE_DAY_SQL.format(source="FROM charged")})
 """
-
 
 _CHARGE_SQL_POSTGRES = f"WITH {_CHARGE_CTE_POSTGRES} SELECT units_used FROM charged"  # noqa: S608
 
 
-def charge_params(*, api_key: ApiKey, units: int, now: datetime) -> dict:
+def charge_params(*, api_key: ApiKey, units: int, now: datetime, product: str) -> dict:
     if units <= 0:
         raise ValueError("charge at least one unit")
     return {
@@ -67,6 +84,7 @@ def charge_params(*, api_key: ApiKey, units: int, now: datetime) -> dict:
         "day": connection.ops.adapt_datefield_value(now.astimezone(UTC).date()),
         "units": units,
         "quota": api_key.monthly_quota,
+        "product": product,
     }
 
 
@@ -80,26 +98,29 @@ def charge_cte() -> str:
     return _CHARGE_CTE_POSTGRES
 
 
-def charge_units(*, api_key: ApiKey, units: int, now: datetime) -> UsageSummary:
-    """Adds `units` to this month's usage of the key, or raises QuotaExceeded and adds nothing.
+def charge_units(*, api_key: ApiKey, units: int, now: datetime, product: str) -> UsageSummary:
+    """Adds `units` of `product` to this month's usage of the key, or raises QuotaExceeded
+    and adds nothing.
 
     The check and the charge are one statement: the upsert takes the row lock, so
     concurrent callers queue on it and each sees the total the previous one left;
     none can pass the `WHERE` on a stale count. The same statement adds the units to
-    the key's row for the day (the usage chart); every charger locks the month's row
-    before the day's, so they cannot deadlock. Call it inside the transaction that
-    commits the lookup, so a failure after it rolls the charge back.
+    the product's share of the month and to the key's row for the day and product (the
+    usage page); every charger locks the month's row before the day's, so they cannot
+    deadlock. Call it inside the transaction that commits the lookup, so a failure
+    after it rolls the charge back.
     """
-    params = charge_params(api_key=api_key, units=units, now=now)
+    params = charge_params(api_key=api_key, units=units, now=now, product=product)
     if connection.vendor == "postgresql":
         with hot_cursor() as cursor:
             cursor.execute(_CHARGE_SQL_POSTGRES, params)
             row = cursor.fetchone()
     else:
-        # SQLite (the embedded default) allows no INSERT inside WITH: two statements, one
-        # transaction.
+        # SQLite (the embedded default) allows no INSERT inside WITH: separate statements,
+        # one transaction.
+        params["product_path"] = f'$."{product}"'
         with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(_CHARGE_MONTH_SQL, params)
+            cursor.execute(_CHARGE_MONTH_SQL_SQLITE, params)
             row = cursor.fetchone()
             if row is not None:
                 cursor.execute(_CHARGE_DAY_SQL.format(source=""), params)
