@@ -90,7 +90,8 @@ class AccountView(APIView):
         operation_id="getAccount",
         summary="Your key, quota and this month's usage",
         description="Quota and usage of the calling key in the current UTC calendar month,"
-        " with the units per product. Free: never charges a unit.",
+        " with the units per product. Free: never charges a unit. The key's owner is emailed"
+        " once a month when its usage reaches 80% and again at 100% of the quota.",
         tags=["Account"],
         responses={200: envelope("AccountResponse", AccountData)}
         | error_responses(*AUTHENTICATED_ERROR_STATUSES),

@@ -230,6 +230,34 @@ class DailyUsage(models.Model):
         return f"{self.api_key.prefix} {self.day:%Y-%m-%d} {self.product}: {self.units_used}"
 
 
+class QuotaAlert(models.Model):
+    """The owner was emailed that the key reached `threshold`% of its quota in `period`.
+
+    The unique constraint is what makes the email go once: racing charges all try to
+    insert the row and only the one that inserts it sends the email.
+    """
+
+    class Threshold(models.IntegerChoices):
+        WARNING = 80, "80%"
+        REACHED = 100, "100%"
+
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="quota_alerts")
+    period = models.DateField(help_text="First day of the UTC month.")
+    threshold = models.PositiveSmallIntegerField(choices=Threshold.choices)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["api_key", "period", "threshold"], name="one_alert_per_key_month_threshold"
+            )
+        ]
+        ordering = ["-period", "threshold"]
+
+    def __str__(self):
+        return f"{self.api_key.prefix} {self.period:%Y-%m}: {self.threshold}%"
+
+
 class KeyExpiryNotice(models.Model):
     """The owner has been told this key expires soon; at most one notice per key."""
 

@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime, timedelta
 
 from django.db.models import Sum
 
-from accounts.models import ApiKey, DailyUsage, Developer, MonthlyUsage, month_start
+from accounts.models import ApiKey, DailyUsage, Developer, MonthlyUsage, QuotaAlert, month_start
 from catalog.selectors import catalog_products
 
 
@@ -26,6 +26,18 @@ class UsageSummary:
     def resets_at(self) -> datetime:
         year, month = divmod(self.period.month, 12)
         return datetime(self.period.year + year, month + 1, 1, tzinfo=UTC)
+
+    @property
+    def percent_used(self) -> int:
+        """Whole percent of the quota used, rounded down (a zero quota counts as unused)."""
+        return self.units_used * 100 // self.units_quota if self.units_quota else 0
+
+    @property
+    def past_warning(self) -> bool:
+        """Past the first quota alert's threshold (80%), as the charge decides it."""
+        return bool(self.units_quota) and (
+            self.units_used * 100 >= QuotaAlert.Threshold.WARNING * self.units_quota
+        )
 
     def as_meta(self) -> dict:
         """`meta.usage` of the contract."""
@@ -71,6 +83,11 @@ class KeyRow:
     key: ApiKey
     status: str
     days_left: int
+    usage: UsageSummary
+
+    @property
+    def quota_warning(self) -> bool:
+        return self.status == ApiKey.Status.ACTIVE and self.usage.past_warning
 
     @property
     def expires_soon(self) -> bool:
@@ -86,12 +103,27 @@ class KeyRow:
 
 
 def developer_keys(*, developer: Developer, now: datetime) -> list[KeyRow]:
+    """The developer's keys, newest first, each with its usage this UTC month."""
+    period = month_start(now)
     keys = ApiKey.objects.filter(developer=developer).order_by("-created_at", "-pk")
+    used = dict(
+        MonthlyUsage.objects.filter(api_key__developer=developer, period=period).values_list(
+            "api_key_id", "units_used"
+        )
+    )
     rows = []
     for key in keys:
         key.developer = developer
+        usage = UsageSummary(
+            period=period, units_used=used.get(key.pk, 0), units_quota=key.monthly_quota
+        )
         rows.append(
-            KeyRow(key=key, status=key.status_at(now), days_left=(key.expires_at - now).days)
+            KeyRow(
+                key=key,
+                status=key.status_at(now),
+                days_left=(key.expires_at - now).days,
+                usage=usage,
+            )
         )
     return rows
 

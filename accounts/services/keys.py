@@ -17,9 +17,11 @@ from accounts.models import (
     Developer,
     KeyExpiryNotice,
     MonthlyUsage,
+    User,
     month_start,
 )
 from accounts.selectors import UsageSummary
+from accounts.services.alerts import quota_alerts_reset
 from catalog.selectors import pauses_from, pauses_sql
 from phoneintel.db import hot_cursor
 from phoneintel.errors import ErrorCode
@@ -96,6 +98,16 @@ def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
     return api_key
 
 
+@transaction.atomic
+def api_key_set_quota(*, api_key: ApiKey, monthly_quota: int, now: datetime) -> ApiKey:
+    """Sets the key's monthly quota from the next request on; alerts of this month that the
+    usage no longer reaches under it are forgotten, so they are sent again when it does."""
+    api_key.monthly_quota = monthly_quota
+    api_key.save(update_fields=["monthly_quota"])
+    quota_alerts_reset(api_key=api_key, now=now)
+    return api_key
+
+
 def api_key_set_active(*, api_key: ApiKey, active: bool) -> ApiKey:
     api_key.is_active = active
     api_key.save(update_fields=["is_active"])
@@ -106,9 +118,10 @@ def api_key_authenticate(*, raw: str, now: datetime) -> ApiKey:
     """The key's row if it may be used now, else KeyRejected with the 401 code.
 
     The request's first and only read before its work: one query brings the key,
-    its owner's access, this month's usage and its split by product
-    (`api_key.month_usage`, all the account endpoint needs) and what is paused
-    (`api_key.pauses`, all a lookup needs to know whether it may run).
+    its owner's access and email (`api_key.developer.user.email`, where a quota alert
+    goes), this month's usage and its split by product (`api_key.month_usage`, all the
+    account endpoint needs) and what is paused (`api_key.pauses`, all a lookup needs
+    to know whether it may run).
     """
     if not crypto.is_well_formed(raw):
         raise KeyRejected(ErrorCode.INVALID_API_KEY, "The API key is not valid.")
@@ -119,9 +132,10 @@ def api_key_authenticate(*, raw: str, now: datetime) -> ApiKey:
         row = cursor.fetchone()
     if row is None or not hmac.compare_digest(row[4], key_hash):
         raise KeyRejected(ErrorCode.INVALID_API_KEY, "The API key is not valid.")
-    *key_values, access, units_used, by_product, paused, all_paused = row
+    *key_values, access, user_id, email, units_used, by_product, paused, all_paused = row
     key = ApiKey.from_db(None, _AUTH_KEY_FIELDS, [_aware(value) for value in key_values])
-    key.developer = Developer(id=key.developer_id, access=access)
+    key.developer = Developer(id=key.developer_id, access=access, user_id=user_id)
+    key.developer.user = User(id=user_id, email=email)
     key.month_usage = UsageSummary(
         period=period,
         units_used=units_used,
@@ -154,9 +168,11 @@ _AUTH_KEY_FIELDS = [
 def _auth_sql() -> str:
     return f"""
         SELECT {", ".join(f"k.{name}" for name in _AUTH_KEY_FIELDS)},
-               d.access, COALESCE(m.units_used, 0), m.units_by_product, {pauses_sql()}
+               d.access, d.user_id, u.email, COALESCE(m.units_used, 0), m.units_by_product,
+               {pauses_sql()}
         FROM {ApiKey._meta.db_table} k
         JOIN {Developer._meta.db_table} d ON d.id = k.developer_id
+        JOIN {User._meta.db_table} u ON u.id = d.user_id
         LEFT JOIN {MonthlyUsage._meta.db_table} m ON m.api_key_id = k.id AND m.period = %s
         WHERE k.key_hash = %s
     """  # noqa: S608  (table names are ours; values are parameters)

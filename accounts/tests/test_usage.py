@@ -9,7 +9,7 @@ from django.db import connection
 from django.utils import timezone
 
 from accounts.models import DailyUsage, MonthlyUsage, month_start
-from accounts.services import QuotaExceeded, api_key_create, charge_units
+from accounts.services import QuotaExceeded, api_key_create, api_key_revoke, charge_units
 
 pytestmark = pytest.mark.django_db
 
@@ -201,3 +201,26 @@ def test_units_charged_before_the_split_show_as_not_recorded(client, make_develo
         ["Not recorded", "4"],
     ]
     assert table(page, "Units per day and product")[1:] == [[f"{today:%Y-%m-%d}", "1", "4", "5"]]
+
+
+def test_dashboard_warns_for_an_active_key_past_80_percent_of_its_quota(client, make_developer):
+    developer = make_developer()
+    near, near_raw = api_key_create(developer=developer, name="Near", monthly_quota=10)
+    under, under_raw = api_key_create(developer=developer, name="Under", monthly_quota=10)
+    lookups(client, near_raw, 8)
+    lookups(client, under_raw, 7)
+    client.force_login(developer.user)
+    page = client.get("/portal/").content.decode()
+    warning = r'<p class="message message-warning quota-warning"[^>]*>(.*?)</p>'
+    warnings = re.findall(warning, page, re.S)
+    assert len(warnings) == 1
+    text = " ".join(re.sub(r"<[^>]+>", "", warnings[0]).split())
+    now = timezone.now()
+    resets = datetime(now.year + now.month // 12, now.month % 12 + 1, 1, tzinfo=UTC)
+    assert text == (
+        f"Near {near.prefix}… has used 80% of its monthly quota: 8 of 10 units until"
+        f" {resets:%Y-%m-%d} 00:00 UTC. See usage."
+    )
+    assert under.prefix not in warnings[0]
+    api_key_revoke(api_key=near)  # a revoked key needs no warning
+    assert "quota-warning" not in client.get("/portal/").content.decode()
