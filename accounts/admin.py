@@ -13,6 +13,7 @@ from accounts.models import (
     DailyUsage,
     Developer,
     MonthlyUsage,
+    QuotaAlert,
     SignupLink,
     User,
 )
@@ -25,6 +26,7 @@ from accounts.services import (
     developer_invite,
     developer_reactivate,
     developer_suspend,
+    quota_alerts_reset,
 )
 
 
@@ -241,6 +243,19 @@ class ApiKeyAdmin(admin.ModelAdmin):
     def status(self, obj):
         return obj.status_at(timezone.now())
 
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if change and "monthly_quota" in form.changed_data:
+            # A raised quota warns again at its own 80% and 100% this month.
+            forgotten = quota_alerts_reset(api_key=obj, now=timezone.now())
+            if forgotten:
+                self.message_user(
+                    request,
+                    f"{forgotten} quota alert(s) of this month no longer apply: the owner is"
+                    " emailed again when the usage reaches them under the new quota.",
+                    messages.INFO,
+                )
+
     @admin.action(description="Revoke selected keys (immediate, permanent)")
     def revoke(self, request, queryset):
         for key in queryset:
@@ -263,13 +278,23 @@ class ApiKeyAdmin(admin.ModelAdmin):
         self.message_user(request, f"Activated {queryset.count()} key(s).", messages.SUCCESS)
 
 
+def _product_split(split: dict) -> str | None:
+    # None: the admin shows its empty value (a month from before the split).
+    return ", ".join(f"{product}: {units}" for product, units in sorted(split.items())) or None
+
+
 @admin.register(MonthlyUsage)
 class MonthlyUsageAdmin(admin.ModelAdmin):
-    list_display = ["api_key", "period", "units_used"]
+    list_display = ["api_key", "period", "units_used", "by_product"]
     list_filter = ["period"]
     search_fields = ["api_key__prefix", "api_key__developer__user__email"]
     list_select_related = ["api_key"]
-    readonly_fields = ["api_key", "period", "units_used"]
+    fields = ["api_key", "period", "units_used", "by_product"]
+    readonly_fields = fields
+
+    @admin.display(description="units by product")
+    def by_product(self, obj):
+        return _product_split(obj.units_by_product)
 
     def has_add_permission(self, request):
         return False
@@ -280,11 +305,28 @@ class MonthlyUsageAdmin(admin.ModelAdmin):
 
 @admin.register(DailyUsage)
 class DailyUsageAdmin(admin.ModelAdmin):
-    list_display = ["api_key", "day", "units_used"]
-    list_filter = ["day"]
+    list_display = ["api_key", "day", "product", "units_used"]
+    list_filter = ["day", "product"]
     search_fields = ["api_key__prefix", "api_key__developer__user__email"]
     list_select_related = ["api_key"]
-    readonly_fields = ["api_key", "day", "units_used"]
+    readonly_fields = ["api_key", "day", "product", "units_used"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(QuotaAlert)
+class QuotaAlertAdmin(admin.ModelAdmin):
+    """The quota emails sent: the charge writes them, raising a key's quota forgets them."""
+
+    list_display = ["api_key", "period", "threshold", "created_at"]
+    list_filter = ["period", "threshold"]
+    search_fields = ["api_key__prefix", "api_key__developer__user__email"]
+    list_select_related = ["api_key"]
+    readonly_fields = ["api_key", "period", "threshold", "created_at"]
 
     def has_add_permission(self, request):
         return False

@@ -33,6 +33,12 @@ AccountData = inline_serializer(
                 "unitsUsed": serializers.IntegerField(min_value=0),
                 "unitsRemaining": serializers.IntegerField(min_value=0),
                 "resetsAt": serializers.DateTimeField(),
+                "byProduct": serializers.DictField(
+                    child=serializers.IntegerField(min_value=1),
+                    help_text="Units charged this month per product value (`phone-lookup`,"
+                    " `carrier-lookup`, …); a bulk call counts under its `product`. Products"
+                    " with no units are left out, so `{}` before the first charge.",
+                ),
             },
         ),
         "rateLimit": inline_serializer(
@@ -61,6 +67,7 @@ ACCOUNT_EXAMPLE = {
             "unitsUsed": 12,
             "unitsRemaining": 988,
             "resetsAt": "2026-12-01T00:00:00Z",
+            "byProduct": {"phone-lookup": 7, "carrier-lookup": 5},
         },
         "rateLimit": {"limit": 600, "windowSeconds": 60},
     },
@@ -82,8 +89,9 @@ class AccountView(APIView):
     @extend_schema(
         operation_id="getAccount",
         summary="Your key, quota and this month's usage",
-        description="Quota and usage of the calling key in the current UTC calendar month."
-        " Free: never charges a unit.",
+        description="Quota and usage of the calling key in the current UTC calendar month,"
+        " with the units per product. Free: never charges a unit. The key's owner is emailed"
+        " once a month when its usage reaches 80% and again at 100% of the quota.",
         tags=["Account"],
         responses={200: envelope("AccountResponse", AccountData)}
         | error_responses(*AUTHENTICATED_ERROR_STATUSES),
@@ -108,6 +116,9 @@ class AccountView(APIView):
                 "unitsUsed": usage.units_used,
                 "unitsRemaining": usage.units_remaining,
                 "resetsAt": iso_utc(usage.resets_at),
+                "byProduct": {
+                    product: units for product, units in sorted(usage.by_product.items()) if units
+                },
             },
             "rateLimit": {"limit": limit, "windowSeconds": window},
         }

@@ -22,12 +22,16 @@ def email_render(*, template: str, context: dict) -> tuple[str, str]:
     return subject.strip(), body.strip() + "\n"
 
 
-def email_queue(*, to: str, template: str, context: dict) -> None:
-    """Queues the email to go out once the current transaction commits (at once outside one)."""
+def email_queue(*, to: str, template: str, context: dict, robust: bool = False) -> None:
+    """Queues the email to go out once the current transaction commits (at once outside one).
+
+    With `robust`, a failure to queue it is logged instead of raised.
+    """
     subject, body = email_render(template=template, context=context)
     message_id = uuid.uuid4().hex
     transaction.on_commit(
-        lambda: send_email.delay(to=to, subject=subject, body=body, message_id=message_id)
+        lambda: send_email.delay(to=to, subject=subject, body=body, message_id=message_id),
+        robust=robust,
     )
 
 

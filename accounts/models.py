@@ -152,6 +152,11 @@ class MonthlyUsage(models.Model):
     api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="monthly_usage")
     period = models.DateField(help_text="First day of the UTC month.")
     units_used = models.PositiveIntegerField(default=0, validators=[MinValueValidator(0)])
+    # Written by the charge's own statement (accounts.services.units), so from the month
+    # it was added on, the split adds up to units_used.
+    units_by_product = models.JSONField(
+        default=dict, blank=True, help_text="Units this month per product value."
+    )
 
     class Meta:
         constraints = [
@@ -203,20 +208,54 @@ class SignupLink(models.Model):
 
 
 class DailyUsage(models.Model):
-    """Units charged to one key on one UTC day: the usage chart. The quota reads MonthlyUsage."""
+    """Units charged to one key on one UTC day for one product: the usage chart and table.
+    The quota reads MonthlyUsage."""
 
     api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="daily_usage")
     day = models.DateField()
+    product = models.CharField(
+        max_length=50, blank=True, help_text="The product value; empty for days before the split."
+    )
     units_used = models.PositiveIntegerField(default=0)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["api_key", "day"], name="one_usage_row_per_key_day")
+            models.UniqueConstraint(
+                fields=["api_key", "day", "product"], name="one_usage_row_per_key_day_product"
+            )
         ]
-        ordering = ["-day"]
+        ordering = ["-day", "product"]
 
     def __str__(self):
-        return f"{self.api_key.prefix} {self.day:%Y-%m-%d}: {self.units_used}"
+        return f"{self.api_key.prefix} {self.day:%Y-%m-%d} {self.product}: {self.units_used}"
+
+
+class QuotaAlert(models.Model):
+    """The owner was emailed that the key reached `threshold`% of its quota in `period`.
+
+    The unique constraint is what makes the email go once: racing charges all try to
+    insert the row and only the one that inserts it sends the email.
+    """
+
+    class Threshold(models.IntegerChoices):
+        WARNING = 80, "80%"
+        REACHED = 100, "100%"
+
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="quota_alerts")
+    period = models.DateField(help_text="First day of the UTC month.")
+    threshold = models.PositiveSmallIntegerField(choices=Threshold.choices)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["api_key", "period", "threshold"], name="one_alert_per_key_month_threshold"
+            )
+        ]
+        ordering = ["-period", "threshold"]
+
+    def __str__(self):
+        return f"{self.api_key.prefix} {self.period:%Y-%m}: {self.threshold}%"
 
 
 class KeyExpiryNotice(models.Model):

@@ -1,11 +1,13 @@
 """Reads on developers, keys and units."""
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 
 from django.db.models import Sum
 
-from accounts.models import ApiKey, DailyUsage, Developer, MonthlyUsage, month_start
+from accounts.models import ApiKey, DailyUsage, Developer, MonthlyUsage, QuotaAlert, month_start
+from catalog.selectors import catalog_products
 
 
 @dataclass(frozen=True)
@@ -13,6 +15,8 @@ class UsageSummary:
     period: date
     units_used: int
     units_quota: int
+    # Units per product value, where it was read (the account endpoint, the usage page).
+    by_product: Mapping[str, int] = field(default_factory=dict, compare=False)
 
     @property
     def units_remaining(self) -> int:
@@ -22,6 +26,18 @@ class UsageSummary:
     def resets_at(self) -> datetime:
         year, month = divmod(self.period.month, 12)
         return datetime(self.period.year + year, month + 1, 1, tzinfo=UTC)
+
+    @property
+    def percent_used(self) -> int:
+        """Whole percent of the quota used, rounded down (a zero quota counts as unused)."""
+        return self.units_used * 100 // self.units_quota if self.units_quota else 0
+
+    @property
+    def past_warning(self) -> bool:
+        """Past the first quota alert's threshold (80%), as the charge decides it."""
+        return bool(self.units_quota) and (
+            self.units_used * 100 >= QuotaAlert.Threshold.WARNING * self.units_quota
+        )
 
     def as_meta(self) -> dict:
         """`meta.usage` of the contract."""
@@ -67,6 +83,11 @@ class KeyRow:
     key: ApiKey
     status: str
     days_left: int
+    usage: UsageSummary
+
+    @property
+    def quota_warning(self) -> bool:
+        return self.status == ApiKey.Status.ACTIVE and self.usage.past_warning
 
     @property
     def expires_soon(self) -> bool:
@@ -82,12 +103,27 @@ class KeyRow:
 
 
 def developer_keys(*, developer: Developer, now: datetime) -> list[KeyRow]:
+    """The developer's keys, newest first, each with its usage this UTC month."""
+    period = month_start(now)
     keys = ApiKey.objects.filter(developer=developer).order_by("-created_at", "-pk")
+    used = dict(
+        MonthlyUsage.objects.filter(api_key__developer=developer, period=period).values_list(
+            "api_key_id", "units_used"
+        )
+    )
     rows = []
     for key in keys:
         key.developer = developer
+        usage = UsageSummary(
+            period=period, units_used=used.get(key.pk, 0), units_quota=key.monthly_quota
+        )
         rows.append(
-            KeyRow(key=key, status=key.status_at(now), days_left=(key.expires_at - now).days)
+            KeyRow(
+                key=key,
+                status=key.status_at(now),
+                days_left=(key.expires_at - now).days,
+                usage=usage,
+            )
         )
     return rows
 
@@ -115,11 +151,33 @@ class PastMonth:
 
 
 @dataclass(frozen=True)
+class ProductUnits:
+    """Units of one product; `product` is its value, '' for units charged before the split."""
+
+    product: str
+    name: str
+    units: int
+
+
+@dataclass(frozen=True)
+class DayByProduct:
+    day: date
+    units: list[int]  # in the order of DeveloperUsage.day_products
+
+    @property
+    def total(self) -> int:
+        return sum(self.units)
+
+
+@dataclass(frozen=True)
 class DeveloperUsage:
     period: date
     keys: list[KeyMonth]
     days: list[tuple[date, int]]
     past: list[PastMonth]
+    products: list[ProductUnits]
+    day_products: list[ProductUnits]
+    days_by_product: list[DayByProduct]
 
     @property
     def units_used(self) -> int:
@@ -131,38 +189,81 @@ class DeveloperUsage:
 
 
 def developer_usage(*, developer: Developer, now: datetime) -> DeveloperUsage:
-    """This UTC month per key and per day, and the months before. The per-key numbers are
-    read exactly as `/v1/data/account` reads them (MonthlyUsage against the key's quota)."""
+    """This UTC month per key, per product and per day (and per day and product), and the
+    months before. The per-key numbers are read exactly as `/v1/data/account` reads them
+    (MonthlyUsage against the key's quota), the per-product ones from the same rows."""
     period = month_start(now)
     keys = {key.pk: key for key in ApiKey.objects.filter(developer=developer).order_by("pk")}
     for key in keys.values():
         key.developer = developer
     monthly = MonthlyUsage.objects.filter(api_key__developer=developer)
-    this_month = dict(monthly.filter(period=period).values_list("api_key_id", "units_used"))
-    rows = [
-        KeyMonth(
-            key=key,
-            status=key.status_at(now),
-            usage=UsageSummary(
-                period=period, units_used=this_month.get(key.pk, 0), units_quota=key.monthly_quota
-            ),
+    this_month = {
+        key_id: (used, split)
+        for key_id, used, split in monthly.filter(period=period).values_list(
+            "api_key_id", "units_used", "units_by_product"
         )
-        for key in keys.values()
-        if key.pk in this_month or key.status_at(now) in LIVE_STATUSES
-    ]
-    per_day = dict(
+    }
+    rows = []
+    for key in keys.values():
+        used, split = this_month.get(key.pk, (0, {}))
+        if key.pk in this_month or key.status_at(now) in LIVE_STATUSES:
+            usage = UsageSummary(
+                period=period, units_used=used, units_quota=key.monthly_quota, by_product=split
+            )
+            rows.append(KeyMonth(key=key, status=key.status_at(now), usage=usage))
+    names = {product.slug: product.name for product in catalog_products()}
+    per_product: dict[str, int] = {}
+    for used, split in this_month.values():
+        for product, units in split.items():
+            per_product[product] = per_product.get(product, 0) + units
+        # Units charged before the split was recorded belong to no product.
+        unsplit = used - sum(split.values())
+        if unsplit > 0:
+            per_product[""] = per_product.get("", 0) + unsplit
+    daily = (
         DailyUsage.objects.filter(api_key__developer=developer, day__gte=period)
-        .values("day")
+        .values("day", "product")
         .annotate(units=Sum("units_used"))
-        .values_list("day", "units")
+        .values_list("day", "product", "units")
     )
+    per_day: dict[date, int] = {}
+    per_day_product: dict[date, dict[str, int]] = {}
+    month_per_product: dict[str, int] = {}
+    for day, product, units in daily:
+        per_day[day] = per_day.get(day, 0) + units
+        per_day_product.setdefault(day, {})[product] = units
+        month_per_product[product] = month_per_product.get(product, 0) + units
     today = now.astimezone(UTC).date()
     days = [
         (period + timedelta(days=offset), per_day.get(period + timedelta(days=offset), 0))
         for offset in range((today - period).days + 1)
     ]
+    day_products = _product_rows(month_per_product, names)
+    days_by_product = [
+        DayByProduct(day=day, units=[per_day_product[day].get(p.product, 0) for p in day_products])
+        for day in sorted(per_day_product)
+    ]
     past = [
         PastMonth(period=row.period, key=keys[row.api_key_id], units_used=row.units_used)
         for row in monthly.filter(period__lt=period).order_by("-period", "api_key_id")
     ]
-    return DeveloperUsage(period=period, keys=rows, days=days, past=past)
+    return DeveloperUsage(
+        period=period,
+        keys=rows,
+        days=days,
+        past=past,
+        products=_product_rows(per_product, names),
+        day_products=day_products,
+        days_by_product=days_by_product,
+    )
+
+
+def _product_rows(units: dict[str, int], names: dict[str, str]) -> list[ProductUnits]:
+    """In catalog order (unknown values after, then the units before the split)."""
+    order = {slug: position for position, slug in enumerate(names)}
+    return [
+        ProductUnits(product=product, name=names.get(product, product) or "Not recorded", units=n)
+        for product, n in sorted(
+            units.items(), key=lambda item: (item[0] == "", order.get(item[0], len(order)), item[0])
+        )
+    ]

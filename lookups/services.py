@@ -20,6 +20,10 @@ Round trips per request, counted on the wire by `lookups/tests/test_round_trips.
    (`read_and_charge`): the charge's `WITH` items, then the read as a `UNION ALL`
    branch. In autocommit it is its own transaction: the charge and the rows it
    paid for cannot part, and a quota refusal returns the rows with no charge row.
+   The charge also adds the units to the product's share of the month and day, and
+   records the quota thresholds (80%, 100%) it reaches first; its row brings those
+   back, and an alert email is queued on commit (a few times a month per key: only
+   then does a lookup touch Redis a second time, to queue it).
 4. With an `Idempotency-Key` the request also claims the key first (one INSERT)
    and stores its answer in the charge's transaction: BEGIN, the statement, the
    stored answer, COMMIT (`lookups.idempotency`).
@@ -39,11 +43,13 @@ from django.db import connection, transaction
 from accounts.models import ApiKey
 from accounts.selectors import UsageSummary
 from accounts.services.units import (
+    NEW_ALERTS_SQL,
     QuotaExceeded,
     charge_cte,
     charge_params,
     charge_units,
     charged_usage,
+    new_alerts,
 )
 from lookups import selectors
 from lookups.bulk import BULK_SLUG, bulk_items, bulk_request, check_items
@@ -147,7 +153,8 @@ def read_and_charge(
 
     Raises QuotaExceeded (nothing charged) when the units are not left. A possible
     but invalid number (an unallocated range) is a charged not-found result, so
-    it is charged but not read.
+    it is charged but not read. The units are recorded under `product` (a bulk
+    call's inner product).
     """
     units = len(phones)
     if not units:
@@ -155,32 +162,40 @@ def read_and_charge(
     valid = [p for p in phones if p.is_valid]
     read = _READS[product](valid, now) if valid else None
     if connection.vendor == "postgresql":
-        rows, units_used = _read_and_charge_in_one_statement(read, api_key, units, now)
-        usage = charged_usage(api_key=api_key, units=units, now=now, units_used=units_used)
+        rows, units_used, alerts = _read_and_charge_in_one_statement(
+            read, api_key, units, now, product
+        )
+        usage = charged_usage(
+            api_key=api_key, units=units, now=now, units_used=units_used, alerts=alerts
+        )
     else:
         with transaction.atomic():
             rows = selectors.read_rows(read) if read else []
-            usage = charge_units(api_key=api_key, units=units, now=now)
+            usage = charge_units(api_key=api_key, units=units, now=now, product=product.value)
     found = _ANSWERS[product](valid, read, rows) if valid else {}
     return [found.get(p.e164) or not_found(p) for p in phones], usage
 
 
-def _read_and_charge_in_one_statement(read, api_key, units, now) -> tuple[list, int | None]:
-    # The charge's row in the reads' shape: (kind, number, label, bucket, n).
+def _read_and_charge_in_one_statement(read, api_key, units, now, product):
+    """(rows, the month's new total or None, the quota thresholds newly reached)."""
+    # The charge's row in the reads' shape: (kind, number, label, bucket, n), with the
+    # newly reached thresholds as its label.
     sql = (
         f"WITH {charge_cte()}"  # noqa: S608  (our SQL; values are parameters)
-        " SELECT 'charged', CAST(NULL AS text), CAST(NULL AS text), CAST(NULL AS integer),"
+        f" SELECT 'charged', CAST(NULL AS text), {NEW_ALERTS_SQL}, CAST(NULL AS integer),"
         " CAST(units_used AS bigint) FROM charged"
     )
-    params = charge_params(api_key=api_key, units=units, now=now)
+    params = charge_params(api_key=api_key, units=units, now=now, product=product.value)
     if read is not None:
         sql += f" UNION ALL {read.sql}"
         params |= read.params
     with hot_cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    units_used = next((row[4] for row in rows if row[0] == "charged"), None)
-    return rows, units_used
+    charged = next((row for row in rows if row[0] == "charged"), None)
+    if charged is None:
+        return rows, None, []
+    return rows, charged[4], new_alerts(charged[2])
 
 
 def lookup_results(*, product: LookupProduct, phones: list[ParsedPhone], now: datetime) -> list:

@@ -14,6 +14,7 @@ from accounts.services.access import (
     signup_link_issue,
     signup_links_purge,
 )
+from accounts.services.alerts import quota_alerts_queue, quota_alerts_reset
 from accounts.services.keys import (
     KeyLifetimeError,
     KeyNotAllowed,
@@ -23,6 +24,7 @@ from accounts.services.keys import (
     api_key_revoke,
     api_key_roll,
     api_key_set_active,
+    api_key_set_quota,
     api_key_touch,
     developer_key_create,
     key_expiry_notices_send,
@@ -43,6 +45,7 @@ __all__ = [
     "api_key_revoke",
     "api_key_roll",
     "api_key_set_active",
+    "api_key_set_quota",
     "api_key_touch",
     "charge_units",
     "developer_get_or_create_approved",
@@ -51,6 +54,8 @@ __all__ = [
     "developer_reactivate",
     "developer_suspend",
     "key_expiry_notices_send",
+    "quota_alerts_queue",
+    "quota_alerts_reset",
     "signup_complete",
     "signup_link_find",
     "signup_link_issue",

@@ -1,6 +1,7 @@
 """Writes on API keys: issue, roll, revoke, authenticate, and the expiry notices."""
 
 import hmac
+import json
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
@@ -16,9 +17,11 @@ from accounts.models import (
     Developer,
     KeyExpiryNotice,
     MonthlyUsage,
+    User,
     month_start,
 )
 from accounts.selectors import UsageSummary
+from accounts.services.alerts import quota_alerts_reset
 from catalog.selectors import pauses_from, pauses_sql
 from phoneintel.db import hot_cursor
 from phoneintel.errors import ErrorCode
@@ -95,6 +98,16 @@ def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
     return api_key
 
 
+@transaction.atomic
+def api_key_set_quota(*, api_key: ApiKey, monthly_quota: int, now: datetime) -> ApiKey:
+    """Sets the key's monthly quota from the next request on; alerts of this month that the
+    usage no longer reaches under it are forgotten, so they are sent again when it does."""
+    api_key.monthly_quota = monthly_quota
+    api_key.save(update_fields=["monthly_quota"])
+    quota_alerts_reset(api_key=api_key, now=now)
+    return api_key
+
+
 def api_key_set_active(*, api_key: ApiKey, active: bool) -> ApiKey:
     api_key.is_active = active
     api_key.save(update_fields=["is_active"])
@@ -105,9 +118,10 @@ def api_key_authenticate(*, raw: str, now: datetime) -> ApiKey:
     """The key's row if it may be used now, else KeyRejected with the 401 code.
 
     The request's first and only read before its work: one query brings the key,
-    its owner's access, this month's usage (`api_key.month_usage`, all the account
-    endpoint needs) and what is paused (`api_key.pauses`, all a lookup needs to
-    know whether it may run).
+    its owner's access and email (`api_key.developer.user.email`, where a quota alert
+    goes), this month's usage and its split by product (`api_key.month_usage`, all the
+    account endpoint needs) and what is paused (`api_key.pauses`, all a lookup needs
+    to know whether it may run).
     """
     if not crypto.is_well_formed(raw):
         raise KeyRejected(ErrorCode.INVALID_API_KEY, "The API key is not valid.")
@@ -118,13 +132,17 @@ def api_key_authenticate(*, raw: str, now: datetime) -> ApiKey:
         row = cursor.fetchone()
     if row is None or not hmac.compare_digest(row[4], key_hash):
         raise KeyRejected(ErrorCode.INVALID_API_KEY, "The API key is not valid.")
-    *key_values, developer_access, units_used, paused_slugs, all_paused = row
+    *key_values, access, user_id, email, units_used, by_product, paused, all_paused = row
     key = ApiKey.from_db(None, _AUTH_KEY_FIELDS, [_aware(value) for value in key_values])
-    key.developer = Developer(id=key.developer_id, access=developer_access)
+    key.developer = Developer(id=key.developer_id, access=access, user_id=user_id)
+    key.developer.user = User(id=user_id, email=email)
     key.month_usage = UsageSummary(
-        period=period, units_used=units_used, units_quota=key.monthly_quota
+        period=period,
+        units_used=units_used,
+        units_quota=key.monthly_quota,
+        by_product=_units_by_product(by_product),
     )
-    key.pauses = pauses_from(paused_slugs, all_paused)
+    key.pauses = pauses_from(paused, all_paused)
     status = key.status_at(now)
     if status == ApiKey.Status.REVOKED:
         raise KeyRejected(ErrorCode.REVOKED_API_KEY, "This API key has been revoked.")
@@ -150,12 +168,22 @@ _AUTH_KEY_FIELDS = [
 def _auth_sql() -> str:
     return f"""
         SELECT {", ".join(f"k.{name}" for name in _AUTH_KEY_FIELDS)},
-               d.access, COALESCE(m.units_used, 0), {pauses_sql()}
+               d.access, d.user_id, u.email, COALESCE(m.units_used, 0), m.units_by_product,
+               {pauses_sql()}
         FROM {ApiKey._meta.db_table} k
         JOIN {Developer._meta.db_table} d ON d.id = k.developer_id
+        JOIN {User._meta.db_table} u ON u.id = d.user_id
         LEFT JOIN {MonthlyUsage._meta.db_table} m ON m.api_key_id = k.id AND m.period = %s
         WHERE k.key_hash = %s
     """  # noqa: S608  (table names are ours; values are parameters)
+
+
+def _units_by_product(value) -> dict[str, int]:
+    """The month's split as read back: jsonb comes as text through Django's connection (and
+    SQLite's), a dict through a bare psycopg one; no row yet is an empty split."""
+    if isinstance(value, str | bytes):
+        value = json.loads(value)
+    return value or {}
 
 
 def _aware(value):

@@ -1,11 +1,13 @@
-"""Charging units: the quota check and the charge in one statement."""
+"""Charging units: the quota check, the charge, its product split and the quota alerts in one
+statement."""
 
 from datetime import UTC, datetime
 
 from django.db import connection, transaction
 
-from accounts.models import ApiKey, DailyUsage, MonthlyUsage, month_start
+from accounts.models import ApiKey, DailyUsage, MonthlyUsage, QuotaAlert, month_start
 from accounts.selectors import UsageSummary, usage_for_key
+from accounts.services.alerts import quota_alerts_queue
 from phoneintel.db import hot_cursor
 from phoneintel.errors import ApiError, ErrorCode
 
@@ -30,49 +32,97 @@ class QuotaExceeded(Exception):
 
 _MONTHLY = MonthlyUsage._meta.db_table
 _DAILY = DailyUsage._meta.db_table
+_ALERTS = QuotaAlert._meta.db_table
+_THRESHOLDS = ", ".join(f"({threshold})" for threshold in QuotaAlert.Threshold.values)
+
+# The product is cast everywhere it appears: a prepared statement gives a parameter one type.
+_PRODUCT = "CAST(%(product)s AS text)"
 
 _CHARGE_MONTH_SQL = f"""
-    INSERT INTO {_MONTHLY} (api_key_id, period, units_used)
-    SELECT %(key)s, %(period)s, %(units)s WHERE %(units)s <= %(quota)s
+    INSERT INTO {_MONTHLY} (api_key_id, period, units_used, units_by_product)
+    SELECT %(key)s, %(period)s, %(units)s, {{new_split}} WHERE %(units)s <= %(quota)s
     ON CONFLICT (api_key_id, period) DO UPDATE
-        SET units_used = {_MONTHLY}.units_used + EXCLUDED.units_used
+        SET units_used = {_MONTHLY}.units_used + EXCLUDED.units_used,
+            units_by_product = {{added_split}}
         WHERE {_MONTHLY}.units_used + EXCLUDED.units_used <= %(quota)s
     RETURNING units_used
 """  # noqa: S608  (table names are ours; values are parameters)
 
+_CHARGE_MONTH_SQL_POSTGRES = _CHARGE_MONTH_SQL.format(
+    new_split=f"jsonb_build_object({_PRODUCT}, %(units)s)",
+    added_split=f"{_MONTHLY}.units_by_product || jsonb_build_object({_PRODUCT},"
+    f" COALESCE(CAST({_MONTHLY}.units_by_product ->> {_PRODUCT} AS integer), 0)"
+    " + EXCLUDED.units_used)",
+)
+# SQLite: a JSON path with the key quoted, since product values contain '-'.
+_CHARGE_MONTH_SQL_SQLITE = _CHARGE_MONTH_SQL.format(
+    new_split=f"json_object({_PRODUCT}, %(units)s)",
+    added_split=f"json_set({_MONTHLY}.units_by_product, %(product_path)s,"
+    f" COALESCE(json_extract({_MONTHLY}.units_by_product, %(product_path)s), 0)"
+    " + EXCLUDED.units_used)",
+)
+
 _CHARGE_DAY_SQL = f"""
-    INSERT INTO {_DAILY} (api_key_id, day, units_used)
-    SELECT %(key)s, %(day)s, %(units)s {{source}}
-    ON CONFLICT (api_key_id, day) DO UPDATE
+    INSERT INTO {_DAILY} (api_key_id, day, product, units_used)
+    SELECT %(key)s, %(day)s, {_PRODUCT}, %(units)s {{source}}
+    ON CONFLICT (api_key_id, day, product) DO UPDATE
         SET units_used = {_DAILY}.units_used + EXCLUDED.units_used
 """  # noqa: S608
 
-# PostgreSQL: one statement. The day's row is written only when the month's upsert
-# returned a row, i.e. only when the charge passed the quota.
+# A threshold is reached when used / quota >= threshold %, in integers; bigint because
+# threshold * quota passes 2^31 for quotas above 21 million.
+_ALERT_SQL = f"""
+    INSERT INTO {_ALERTS} (api_key_id, period, threshold, created_at)
+    SELECT %(key)s, %(period)s, threshold, %(now)s FROM {{source}}
+    WHERE CAST({{used}} AS bigint) * 100 >= threshold * CAST(%(quota)s AS bigint)
+    ON CONFLICT (api_key_id, period, threshold) DO NOTHING
+    RETURNING threshold
+"""  # noqa: S608
+
+_ALERT_SQL_POSTGRES = _ALERT_SQL.format(
+    source=f"charged, (VALUES {_THRESHOLDS}) AS thresholds (threshold)", used="charged.units_used"
+)
+_ALERT_SQL_SQLITE = _ALERT_SQL.format(
+    source=f"(SELECT column1 AS threshold FROM (VALUES {_THRESHOLDS}))",  # noqa: S608
+    used="%(units_used)s",
+)
+
+# PostgreSQL: one statement. The day's row and the alerts are written only when the
+# month's upsert returned a row, i.e. only when the charge passed the quota. `alerted`
+# holds the thresholds this charge reached first: the upsert holds the month's row lock,
+# so racing charges reach them one after the other, and the unique constraint lets
+# exactly one of them insert each (ON CONFLICT DO NOTHING returns nothing to the others).
 _CHARGE_CTE_POSTGRES = f"""
-    charged AS ({_CHARGE_MONTH_SQL}),
-    daily AS ({_CHARGE_DAY_SQL.format(source="FROM charged")})
+    charged AS ({_CHARGE_MONTH_SQL_POSTGRES}),
+    daily AS ({_CHARGE_DAY_SQL.format(source="FROM charged")}),
+    alerted AS ({_ALERT_SQL_POSTGRES})
 """
 
+NEW_ALERTS_SQL = "(SELECT string_agg(CAST(threshold AS text), ' ') FROM alerted)"
 
-_CHARGE_SQL_POSTGRES = f"WITH {_CHARGE_CTE_POSTGRES} SELECT units_used FROM charged"  # noqa: S608
+_CHARGE_SQL_POSTGRES = (
+    f"WITH {_CHARGE_CTE_POSTGRES} SELECT units_used, {NEW_ALERTS_SQL} FROM charged"  # noqa: S608
+)
 
 
-def charge_params(*, api_key: ApiKey, units: int, now: datetime) -> dict:
+def charge_params(*, api_key: ApiKey, units: int, now: datetime, product: str) -> dict:
     if units <= 0:
         raise ValueError("charge at least one unit")
     return {
         "key": api_key.pk,
         "period": connection.ops.adapt_datefield_value(month_start(now)),
         "day": connection.ops.adapt_datefield_value(now.astimezone(UTC).date()),
+        "now": connection.ops.adapt_datetimefield_value(now),
         "units": units,
         "quota": api_key.monthly_quota,
+        "product": product,
     }
 
 
 def charge_cte() -> str:
     """The charge as `WITH` items for a larger statement (PostgreSQL): `charged` holds the
-    month's new total, or no row when the quota refused the charge.
+    month's new total, or no row when the quota refused the charge; `NEW_ALERTS_SQL` is the
+    thresholds the charge newly reached, as text (`new_alerts` reads it back).
 
     The lookup puts its read behind it, so reading and charging cost one round trip
     (`lookups.services`); `charge_units` is the same charge on its own.
@@ -80,36 +130,60 @@ def charge_cte() -> str:
     return _CHARGE_CTE_POSTGRES
 
 
-def charge_units(*, api_key: ApiKey, units: int, now: datetime) -> UsageSummary:
-    """Adds `units` to this month's usage of the key, or raises QuotaExceeded and adds nothing.
+def new_alerts(text: str | None) -> list[int]:
+    """The thresholds of `NEW_ALERTS_SQL` as read back."""
+    return sorted(int(threshold) for threshold in (text or "").split())
+
+
+def charge_units(*, api_key: ApiKey, units: int, now: datetime, product: str) -> UsageSummary:
+    """Adds `units` of `product` to this month's usage of the key, or raises QuotaExceeded
+    and adds nothing.
 
     The check and the charge are one statement: the upsert takes the row lock, so
     concurrent callers queue on it and each sees the total the previous one left;
     none can pass the `WHERE` on a stale count. The same statement adds the units to
-    the key's row for the day (the usage chart); every charger locks the month's row
-    before the day's, so they cannot deadlock. Call it inside the transaction that
-    commits the lookup, so a failure after it rolls the charge back.
+    the product's share of the month and to the key's row for the day and product (the
+    usage page), and records the quota thresholds the charge reaches first; every
+    charger locks the month's row before the day's, so they cannot deadlock. Call it
+    inside the transaction that commits the lookup, so a failure after it rolls the
+    charge back (and the alert emails, queued on commit, are never sent).
     """
-    params = charge_params(api_key=api_key, units=units, now=now)
+    params = charge_params(api_key=api_key, units=units, now=now, product=product)
     if connection.vendor == "postgresql":
         with hot_cursor() as cursor:
             cursor.execute(_CHARGE_SQL_POSTGRES, params)
             row = cursor.fetchone()
+        units_used, alerts = (row[0], new_alerts(row[1])) if row else (None, [])
     else:
-        # SQLite (the embedded default) allows no INSERT inside WITH: two statements, one
-        # transaction.
+        # SQLite (the embedded default) allows no INSERT inside WITH: separate statements,
+        # one transaction.
+        params["product_path"] = f'$."{product}"'
+        units_used, alerts = None, []
         with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(_CHARGE_MONTH_SQL, params)
+            cursor.execute(_CHARGE_MONTH_SQL_SQLITE, params)
             row = cursor.fetchone()
             if row is not None:
+                units_used = row[0]
                 cursor.execute(_CHARGE_DAY_SQL.format(source=""), params)
-    return charged_usage(api_key=api_key, units=units, now=now, units_used=row and row[0])
+                cursor.execute(_ALERT_SQL_SQLITE, params | {"units_used": units_used})
+                alerts = sorted(threshold for (threshold,) in cursor.fetchall())
+    return charged_usage(
+        api_key=api_key, units=units, now=now, units_used=units_used, alerts=alerts
+    )
 
 
-def charged_usage(*, api_key: ApiKey, units: int, now: datetime, units_used: int | None):
-    """The usage after a charge that left `units_used` (None: the quota refused it)."""
+def charged_usage(
+    *, api_key: ApiKey, units: int, now: datetime, units_used: int | None, alerts=()
+) -> UsageSummary:
+    """The usage after a charge that left `units_used` (None: the quota refused it).
+
+    Queues one email per quota threshold in `alerts` (those the charge reached first).
+    """
     if units_used is None:
         raise QuotaExceeded(usage_for_key(api_key=api_key, now=now), units)
-    return UsageSummary(
+    usage = UsageSummary(
         period=month_start(now), units_used=units_used, units_quota=api_key.monthly_quota
     )
+    if alerts:
+        quota_alerts_queue(api_key=api_key, thresholds=alerts, usage=usage)
+    return usage

@@ -3,7 +3,7 @@ from datetime import UTC, datetime
 import pytest
 from django.utils import timezone
 
-from accounts.models import MonthlyUsage, month_start
+from accounts.models import DailyUsage, MonthlyUsage, month_start
 
 pytestmark = pytest.mark.django_db
 
@@ -30,6 +30,7 @@ def test_account_reports_key_quota_usage_and_rate_limit(client, make_key, bearer
         "unitsUsed": 7,
         "unitsRemaining": 243,
         "resetsAt": resets,
+        "byProduct": {},
     }
     assert data["rateLimit"] == {"limit": 120, "windowSeconds": 60}
     assert meta["unitsCharged"] == 0
@@ -95,3 +96,56 @@ def test_public_endpoints_need_no_key_and_carry_no_rate_headers(client):
     assert response.status_code == 200
     assert "RateLimit" not in response
     assert client.get("/v1/data/openapi.json").status_code == 200
+
+
+def test_by_product_counts_every_product_charged_this_month_bulk_included(client, make_key, bearer):
+    key, raw = make_key(monthly_quota=100)
+
+    def post(path, body, **headers):
+        response = client.post(
+            f"/v1/data/{path}", body, content_type="application/json", **bearer(raw), **headers
+        )
+        assert response.status_code == 200, response.content
+        return response.json()["meta"]["unitsCharged"]
+
+    def bulk(product, phones, idempotency_key):
+        inputs = [{"phone": phone} for phone in phones]
+        return post(
+            "bulk-lookups",
+            {"product": product, "inputs": inputs},
+            HTTP_IDEMPOTENCY_KEY=idempotency_key,
+        )
+
+    assert post("phone-lookups", {"phone": "+447912345678"}) == 1
+    assert post("phone-lookups", {"phone": "+14155552671"}) == 1
+    assert post("carrier-lookups", {"phone": "+447912345679"}) == 1
+    # A bulk call counts under its product; the invalid item is neither charged nor counted.
+    phones = ["+442079460018", "+447912345678", "12345"]
+    assert bulk("reverse-phone-lookup", phones, "bulk-reverse-0001") == 2
+    assert bulk("carrier-lookup", ["+447912345678", "+15555555555"], "bulk-carrier-01") == 2
+
+    data = client.get("/v1/data/account", **bearer(raw)).json()["data"]
+    assert data["usage"]["byProduct"] == {
+        "carrier-lookup": 3,
+        "phone-lookup": 2,
+        "reverse-phone-lookup": 2,
+    }
+    assert data["usage"]["unitsUsed"] == 7
+    today = timezone.now().date()
+    daily = DailyUsage.objects.filter(api_key=key, day=today)
+    assert dict(daily.values_list("product", "units_used")) == data["usage"]["byProduct"]
+    assert MonthlyUsage.objects.get(api_key=key).units_by_product == data["usage"]["byProduct"]
+
+
+def test_a_refused_charge_counts_under_no_product(client, make_key, bearer):
+    key, raw = make_key(monthly_quota=1)
+    for path, status in (("phone-risk-checks", 200), ("carrier-lookups", 429)):
+        response = client.post(
+            f"/v1/data/{path}", {"phone": "+447912345678"}, "application/json", **bearer(raw)
+        )
+        assert response.status_code == status
+    usage = client.get("/v1/data/account", **bearer(raw)).json()["data"]["usage"]
+    assert usage["byProduct"] == {"phone-risk": 1}
+    assert list(DailyUsage.objects.filter(api_key=key).values_list("product", flat=True)) == [
+        "phone-risk"
+    ]

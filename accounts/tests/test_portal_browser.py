@@ -1,7 +1,8 @@
 """The whole journey in real headless Chromium, API calls included.
 
 request access → staff approve in admin → the emailed link → password → key created and
-copied → the key answers 200 → usage shows the unit → revoke → 401 revoked_api_key.
+copied → the key answers 200 → usage shows the unit → revoke → 401 revoked_api_key; and a
+key past 80% of its quota: the warning, the email, the usage per product and per day.
 """
 
 from importlib import import_module
@@ -12,6 +13,7 @@ from django.apps import apps
 from playwright.sync_api import expect
 
 from accounts.models import Developer
+from accounts.services import api_key_create
 from accounts.tests.conftest import PASSWORD, link_in
 from conftest import SCREENSHOTS
 
@@ -111,3 +113,64 @@ def test_from_request_to_revoked_key(
     refused = api.get("/v1/data/account")
     assert refused.status_code == 401
     assert refused.json()["error"]["code"] == "revoked_api_key"
+
+
+def test_usage_by_product_and_the_quota_warning(
+    live_server, browser_page, mailoutbox, eager_tasks, make_developer
+):
+    site = live_server.url
+    developer = make_developer(email="quota@example.test")
+    key, raw = api_key_create(developer=developer, name="Production", monthly_quota=5)
+
+    # Four of five units, over three products (a bulk call counts under its product).
+    api = httpx.Client(base_url=site, headers={"Authorization": f"Bearer {raw}"})
+    for path, phone in [
+        ("phone-lookups", "+14155550123"),
+        ("phone-lookups", "+447912345678"),
+        ("carrier-lookups", "+447912345679"),
+    ]:
+        assert api.post(f"/v1/data/{path}", json={"phone": phone}).status_code == 200
+    bulk = api.post(
+        "/v1/data/bulk-lookups",
+        json={"product": "reverse-phone-lookup", "inputs": [{"phone": "+442079460018"}]},
+        headers={"Idempotency-Key": "browser-bulk-0001"},
+    )
+    assert bulk.status_code == 200
+    usage = api.get("/v1/data/account").json()["data"]["usage"]
+    assert usage["byProduct"] == {"carrier-lookup": 1, "phone-lookup": 2, "reverse-phone-lookup": 1}
+    # 80% reached: the owner got the email, once.
+    subjects = [m.subject for m in mailoutbox]
+    assert subjects == [f"Your phoneintel API key {key.prefix}… has used 80% of its monthly quota"]
+
+    page = browser_page
+    page.goto(f"{site}/accounts/sign-in/")
+    page.get_by_label("Email address").fill("quota@example.test")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    assert page.url == f"{site}/portal/"
+    warning = page.get_by_role("alert").filter(has_text="of its monthly quota")
+    expect(warning).to_contain_text(f"Production {key.prefix}… has used 80% of its monthly quota")
+    expect(warning).to_contain_text("4 of 5 units")
+    row = page.locator("table.keys tbody tr", has_text="Production")
+    assert row.locator(".units").inner_text() == "4 of 5 80%"
+    page.screenshot(path=SCREENSHOTS / "portal-quota-warning.png", full_page=True)
+
+    warning.get_by_role("link", name="See usage").click()
+    assert page.url == f"{site}/portal/usage/"
+    per_product = page.get_by_role("table", name="This month per product")
+    assert per_product.locator("tbody tr").all_inner_texts() == [
+        "Phone lookup phone-lookup\t2",
+        "Carrier lookup carrier-lookup\t1",
+        "Reverse phone lookup reverse-phone-lookup\t1",
+    ]
+    per_day = page.get_by_role("table", name="Units per day and product")
+    assert per_day.locator("thead th").all_inner_texts() == [
+        "Day (UTC)",
+        "Phone lookup",
+        "Carrier lookup",
+        "Reverse phone lookup",
+        "Total",
+    ]
+    [today] = per_day.locator("tbody tr").all_inner_texts()
+    assert today.split("\t")[1:] == ["2", "1", "1", "4"]
+    page.screenshot(path=SCREENSHOTS / "portal-usage-by-product.png", full_page=True)

@@ -9,7 +9,7 @@ from django.db import connection
 from django.utils import timezone
 
 from accounts.models import DailyUsage, MonthlyUsage, month_start
-from accounts.services import QuotaExceeded, api_key_create, charge_units
+from accounts.services import QuotaExceeded, api_key_create, api_key_revoke, charge_units
 
 pytestmark = pytest.mark.django_db
 
@@ -84,18 +84,25 @@ def test_chart_has_a_bar_per_day_and_past_months_are_a_table(client, make_develo
 def test_a_refused_charge_writes_no_daily_units(make_key):
     key, _ = make_key(monthly_quota=3)
     now = timezone.now()
-    charge_units(api_key=key, units=2, now=now)
+    charge_units(api_key=key, units=2, now=now, product="phone-risk")
     with pytest.raises(QuotaExceeded):
-        charge_units(api_key=key, units=2, now=now)
-    charge_units(api_key=key, units=1, now=now)
+        charge_units(api_key=key, units=2, now=now, product="phone-risk")
+    charge_units(api_key=key, units=1, now=now, product="phone-risk")
     assert MonthlyUsage.objects.get(api_key=key).units_used == 3
     assert DailyUsage.objects.get(api_key=key).units_used == 3
 
 
 def test_daily_rows_follow_the_utc_day(make_key):
     key, _ = make_key()
-    charge_units(api_key=key, units=1, now=datetime(2026, 11, 3, 23, 59, 59, tzinfo=UTC))
-    charge_units(api_key=key, units=2, now=datetime(2026, 11, 4, 0, 0, 0, tzinfo=UTC))
+    charge_units(
+        api_key=key,
+        units=1,
+        now=datetime(2026, 11, 3, 23, 59, 59, tzinfo=UTC),
+        product="phone-risk",
+    )
+    charge_units(
+        api_key=key, units=2, now=datetime(2026, 11, 4, 0, 0, 0, tzinfo=UTC), product="phone-risk"
+    )
     assert dict(DailyUsage.objects.values_list("day", "units_used")) == {
         date(2026, 11, 3): 1,
         date(2026, 11, 4): 2,
@@ -107,7 +114,7 @@ def test_charging_is_one_statement_on_postgresql(make_key, django_assert_num_que
     assert connection.vendor == "postgresql"
     key, _ = make_key()
     with django_assert_num_queries(1):
-        charge_units(api_key=key, units=1, now=timezone.now())
+        charge_units(api_key=key, units=1, now=timezone.now(), product="phone-risk")
     assert DailyUsage.objects.get(api_key=key).units_used == 1
 
 
@@ -125,3 +132,95 @@ def test_usage_page_shows_only_the_developers_keys_this_month(client, make_devel
     page = client.get("/portal/usage/").content.decode()
     assert other_key.prefix not in page and old.prefix not in page
     assert "No keys used or live this month." in page
+
+
+def post_json(client, raw, path, body, **headers):
+    response = client.post(
+        f"/v1/data/{path}",
+        body,
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {raw}",
+        **headers,
+    )
+    assert response.status_code == 200, response.content
+    return response
+
+
+def table(page: str, label: str) -> list[list[str]]:
+    """The rows of the table with this aria-label, each a list of its cells' text."""
+    body = re.search(rf'aria-label="{label}">(.*?)</table>', page, re.S)[1]
+    cells = r"<t[hd][^>]*>(.*?)</t[hd]>"
+    return [
+        [re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(cells, row, re.S)]
+        for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S)
+    ]
+
+
+def test_usage_page_shows_units_per_product_and_per_day_and_product(client, make_developer):
+    developer = make_developer()
+    _, first_raw = api_key_create(developer=developer, name="One")
+    _, second_raw = api_key_create(developer=developer, name="Two")
+    phone = {"phone": "+447912345678"}
+    with time_machine.travel(datetime(2026, 11, 3, 12, tzinfo=UTC)):
+        lookups(client, first_raw, 2)  # phone-risk
+        post_json(client, second_raw, "carrier-lookups", phone)
+    with time_machine.travel(datetime(2026, 11, 5, 9, tzinfo=UTC)):
+        bulk = {"product": "phone-lookup", "inputs": [phone, phone, {"phone": "12345"}]}
+        post_json(client, second_raw, "bulk-lookups", bulk, HTTP_IDEMPOTENCY_KEY="usage-bulk-1")
+        lookups(client, first_raw, 1)
+        client.force_login(developer.user)
+        page = client.get("/portal/usage/").content.decode()
+
+    assert table(page, "This month per product") == [
+        ["Product", "Units used"],
+        ["Phone lookup phone-lookup", "2"],
+        ["Phone risk check phone-risk", "3"],
+        ["Carrier lookup carrier-lookup", "1"],
+    ]
+    assert table(page, "Units per day and product") == [
+        ["Day (UTC)", "Phone lookup", "Phone risk check", "Carrier lookup", "Total"],
+        ["2026-11-03", "0", "2", "1", "3"],
+        ["2026-11-05", "2", "1", "0", "3"],
+    ]
+    # The chart still sums every product of a day.
+    assert "<title>2026-11-03: 3 units</title>" in page
+    assert "<title>2026-11-05: 3 units</title>" in page
+
+
+def test_units_charged_before_the_split_show_as_not_recorded(client, make_developer):
+    developer = make_developer()
+    key, raw = api_key_create(developer=developer, name="Old")
+    today = timezone.now().date()
+    MonthlyUsage.objects.create(api_key=key, period=month_start(timezone.now()), units_used=4)
+    DailyUsage.objects.create(api_key=key, day=today, units_used=4)  # product ''
+    lookups(client, raw, 1)
+    client.force_login(developer.user)
+    page = client.get("/portal/usage/").content.decode()
+    assert table(page, "This month per product")[1:] == [
+        ["Phone risk check phone-risk", "1"],
+        ["Not recorded", "4"],
+    ]
+    assert table(page, "Units per day and product")[1:] == [[f"{today:%Y-%m-%d}", "1", "4", "5"]]
+
+
+def test_dashboard_warns_for_an_active_key_past_80_percent_of_its_quota(client, make_developer):
+    developer = make_developer()
+    near, near_raw = api_key_create(developer=developer, name="Near", monthly_quota=10)
+    under, under_raw = api_key_create(developer=developer, name="Under", monthly_quota=10)
+    lookups(client, near_raw, 8)
+    lookups(client, under_raw, 7)
+    client.force_login(developer.user)
+    page = client.get("/portal/").content.decode()
+    warning = r'<p class="message message-warning quota-warning"[^>]*>(.*?)</p>'
+    warnings = re.findall(warning, page, re.S)
+    assert len(warnings) == 1
+    text = " ".join(re.sub(r"<[^>]+>", "", warnings[0]).split())
+    now = timezone.now()
+    resets = datetime(now.year + now.month // 12, now.month % 12 + 1, 1, tzinfo=UTC)
+    assert text == (
+        f"Near {near.prefix}… has used 80% of its monthly quota: 8 of 10 units until"
+        f" {resets:%Y-%m-%d} 00:00 UTC. See usage."
+    )
+    assert under.prefix not in warnings[0]
+    api_key_revoke(api_key=near)  # a revoked key needs no warning
+    assert "quota-warning" not in client.get("/portal/").content.decode()

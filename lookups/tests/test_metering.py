@@ -70,6 +70,7 @@ def test_usage_starts_from_zero_in_a_new_utc_month(client, make_key, bearer, loo
             "unitsUsed": 3,
             "unitsRemaining": 0,
             "resetsAt": "2026-12-01T00:00:00Z",
+            "byProduct": {"phone-lookup": 3},
         }
     with time_machine.travel(datetime(2026, 12, 1, 0, 0, 0, tzinfo=UTC), tick=False):
         usage = client.get("/v1/data/account", **bearer(raw)).json()["data"]["usage"]
@@ -78,6 +79,7 @@ def test_usage_starts_from_zero_in_a_new_utc_month(client, make_key, bearer, loo
             "unitsUsed": 0,
             "unitsRemaining": 3,
             "resetsAt": "2027-01-01T00:00:00Z",
+            "byProduct": {},
         }
         meta = lookup("phone-lookups", {"phone": "+447912345678"}, raw).json()["meta"]
         assert meta["usage"]["period"] == "2026-12"

@@ -67,9 +67,13 @@ def test_public_endpoints(client, contract):
     contract.assert_conforms(not_modified, OPENAPI, "get")
 
 
-def test_account(client, bearer, key, contract):
+def test_account(client, bearer, key, contract, post):
     body = contract.assert_conforms(client.get(ACCOUNT, **bearer(key[1])), ACCOUNT, "get")
     assert body["data"]["key"]["id"] == key[0].pk
+    assert body["data"]["usage"]["byProduct"] == {}
+    assert post(BULK, bulk_body("carrier-lookup", [UNALLOCATED])).status_code == 200
+    body = contract.assert_conforms(client.get(ACCOUNT, **bearer(key[1])), ACCOUNT, "get")
+    assert body["data"]["usage"]["byProduct"] == {"carrier-lookup": 1}
 
 
 @pytest.mark.parametrize("path", list(LOOKUPS))

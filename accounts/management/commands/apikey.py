@@ -16,12 +16,13 @@ from accounts.services import (
     api_key_create,
     api_key_revoke,
     api_key_set_active,
+    api_key_set_quota,
     developer_get_or_create_approved,
 )
 
 
 class Command(BaseCommand):
-    help = "Create, revoke, deactivate, activate or list developer API keys."
+    help = "Create, revoke, deactivate, activate, re-quota or list developer API keys."
 
     def add_arguments(self, parser):
         sub = parser.add_subparsers(dest="action", required=True)
@@ -36,6 +37,9 @@ class Command(BaseCommand):
         )
         for action in ("revoke", "deactivate", "activate"):
             sub.add_parser(action).add_argument("id", type=int)
+        quota = sub.add_parser("quota", help="Set a key's monthly units from the next request.")
+        quota.add_argument("id", type=int)
+        quota.add_argument("units", type=int)
         listing = sub.add_parser("list")
         listing.add_argument("--email")
 
@@ -93,6 +97,12 @@ class Command(BaseCommand):
             raise CommandError(f"Key {id} is revoked; revocation is permanent.")
         api_key_set_active(api_key=key, active=True)
         self.stdout.write(f"Key {id} activated.")
+
+    def _quota(self, *, id, units, **_):
+        if units < 0:
+            raise CommandError("The quota must be zero or more.")
+        key = api_key_set_quota(api_key=self._key(id), monthly_quota=units, now=timezone.now())
+        self.stdout.write(f"Key {id}: {key.monthly_quota} units a month.")
 
     def _list(self, *, email, **_):
         keys = ApiKey.objects.select_related("developer__user").order_by("pk")

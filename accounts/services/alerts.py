@@ -1,0 +1,58 @@
+"""Quota alerts: an email when a key's usage this month reaches 80% and 100% of its quota.
+
+The charge decides (`accounts.services.units`): its statement inserts a QuotaAlert row
+per threshold the new total reaches, and the unique constraint on (key, month,
+threshold) lets only the first charge that reaches it insert the row. That charge's
+request renders the email and queues it on commit.
+"""
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from django.conf import settings
+from django.db import transaction
+
+from accounts.emails import email_queue
+from accounts.models import ApiKey, MonthlyUsage, QuotaAlert, month_start
+from accounts.selectors import UsageSummary
+
+
+def quota_alerts_queue(*, api_key: ApiKey, thresholds: Iterable[int], usage: UsageSummary) -> None:
+    """One email to the key's owner per threshold the charge reached first.
+
+    `api_key.developer.user` is what authentication read (email only, no query).
+    """
+    for threshold in thresholds:
+        email_queue(
+            to=api_key.developer.user.email,
+            template="quota_alert",
+            context={
+                "key": api_key,
+                "threshold": threshold,
+                "usage": usage,
+                "site_url": settings.SITE_URL,
+            },
+            # The charge has committed by then: a broker that is down must not turn a
+            # charged answer into an error.
+            robust=True,
+        )
+
+
+@transaction.atomic
+def quota_alerts_reset(*, api_key: ApiKey, now: datetime) -> int:
+    """Forgets this month's alerts that the usage no longer reaches under the key's quota (as
+    saved), so a raised quota warns again at its own 80% and 100%. Returns how many."""
+    period = month_start(now)
+    # The month's row is locked as a charge locks it: a charge in flight inserts its
+    # alerts before this reads the usage, and none runs between the read and the delete.
+    used = (
+        MonthlyUsage.objects.select_for_update()
+        .filter(api_key_id=api_key.pk, period=period)
+        .values_list("units_used", flat=True)
+        .first()
+    ) or 0
+    no_longer = [t for t in QuotaAlert.Threshold.values if used * 100 < t * api_key.monthly_quota]
+    deleted, _ = QuotaAlert.objects.filter(
+        api_key_id=api_key.pk, period=period, threshold__in=no_longer
+    ).delete()
+    return deleted

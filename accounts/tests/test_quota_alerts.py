@@ -1,0 +1,225 @@
+"""Quota alerts: one email per key, month and threshold (80%, 100%), even under racing requests."""
+
+import email
+import email.policy
+import re
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+
+import httpx
+import pytest
+import time_machine
+from django.core.management import call_command
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import MonthlyUsage, QuotaAlert, month_start
+from accounts.services import api_key_create, charge_units
+
+pytestmark = pytest.mark.django_db
+
+PHONE = {"phone": "+447912345678"}
+
+
+def lookup(client, raw, path="phone-risk-checks", body=PHONE, **headers):
+    return client.post(
+        f"/v1/data/{path}",
+        body,
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {raw}",
+        **headers,
+    )
+
+
+def alerts(key) -> set[int]:
+    return set(QuotaAlert.objects.filter(api_key=key).values_list("threshold", flat=True))
+
+
+def test_the_80_and_100_percent_emails_go_once_each_to_the_owner(client, make_developer, sent):
+    developer = make_developer(email="owner@example.test")
+    key, raw = api_key_create(developer=developer, name="Billing", monthly_quota=10)
+    statuses = []
+
+    def spend(count):
+        for _ in range(count):
+            statuses.append(lookup(client, raw).status_code)
+
+    _, emails = sent(lambda: spend(7))
+    assert emails == [] and alerts(key) == set()
+
+    _, emails = sent(lambda: spend(1))  # 8 of 10
+    [email] = emails
+    assert email.to == ["owner@example.test"]
+    assert email.subject == (
+        f"Your phoneintel API key {key.prefix}… has used 80% of its monthly quota"
+    )
+    now = timezone.now()
+    resets = datetime(now.year + now.month // 12, now.month % 12 + 1, 1, tzinfo=UTC)
+    assert f"Billing ({key.prefix}…) has used 8 of its 10 units for {now:%B %Y}" in email.body
+    assert f"2 units left until the quota resets on {resets:%Y-%m-%d} 00:00 UTC." in email.body
+    assert "http://127.0.0.1:8000/portal/usage/" in email.body  # settings.SITE_URL
+    assert alerts(key) == {80}
+
+    _, emails = sent(lambda: spend(1))  # 9 of 10: past 80% already told
+    assert emails == []
+
+    _, emails = sent(lambda: spend(2))  # 10 of 10, then a refusal
+    [email] = emails
+    assert email.subject == (
+        f"Your phoneintel API key {key.prefix}… has used 100% of its monthly quota"
+    )
+    assert "has used 10 of its 10 units" in email.body
+    assert "lookups with this key answer 429 quota_exceeded until" in email.body
+    assert statuses == [200] * 10 + [429]
+    assert alerts(key) == {80, 100}
+
+
+def test_a_bulk_call_that_passes_both_thresholds_sends_both(client, make_key, sent):
+    _, raw = make_key(monthly_quota=3)
+    body = {"product": "carrier-lookup", "inputs": [PHONE, PHONE, PHONE]}
+    response, emails = sent(
+        lambda: lookup(client, raw, "bulk-lookups", body, HTTP_IDEMPOTENCY_KEY="bulk-alerts-1")
+    )
+    assert response.status_code == 200
+    assert sorted(re.search(r"used (\d+)%", e.subject)[1] for e in emails) == ["100", "80"]
+    # The replay is the stored answer: nothing charged, nothing sent again.
+    replay, emails = sent(
+        lambda: lookup(client, raw, "bulk-lookups", body, HTTP_IDEMPOTENCY_KEY="bulk-alerts-1")
+    )
+    assert replay["Idempotent-Replayed"] == "true" and emails == []
+
+
+def test_a_charge_rolled_back_leaves_no_alert_and_sends_nothing(
+    make_key, mailoutbox, eager_tasks, django_capture_on_commit_callbacks
+):
+    key, _ = make_key(monthly_quota=5)
+    with (
+        django_capture_on_commit_callbacks(execute=True) as callbacks,
+        pytest.raises(RuntimeError),
+        transaction.atomic(),
+    ):
+        charge_units(api_key=key, units=5, now=timezone.now(), product="phone-risk")
+        raise RuntimeError("the lookup failed after charging")
+    assert callbacks == [] and mailoutbox == []
+    assert alerts(key) == set() and not MonthlyUsage.objects.filter(api_key=key).exists()
+
+
+def test_alerts_are_per_month(make_key, sent):
+    key, _ = make_key(monthly_quota=5)
+    for moment in (datetime(2026, 11, 20, tzinfo=UTC), datetime(2026, 12, 2, tzinfo=UTC)):
+        with time_machine.travel(moment, tick=False):
+            _, emails = sent(
+                lambda at=moment: charge_units(api_key=key, units=4, now=at, product="phone-risk")
+            )
+        assert [e.subject.endswith("has used 80% of its monthly quota") for e in emails] == [True]
+    periods = QuotaAlert.objects.filter(api_key=key).values_list("period", flat=True)
+    assert sorted(f"{p:%Y-%m}" for p in periods) == ["2026-11", "2026-12"]
+
+
+def change_form(key, **changes) -> dict:
+    expires = timezone.localtime(key.expires_at, UTC)
+    return {
+        "name": key.name,
+        "expires_at_0": expires.strftime("%Y-%m-%d"),
+        "expires_at_1": expires.strftime("%H:%M:%S"),
+        "is_active": "on",
+        "monthly_quota": str(key.monthly_quota),
+        "rate_limit": key.rate_limit,
+        **changes,
+    }
+
+
+def test_raising_the_quota_in_the_admin_resets_the_alerts_it_no_longer_reaches(
+    client, staff_client, make_key, sent
+):
+    key, raw = make_key(monthly_quota=10)
+    _, emails = sent(lambda: [lookup(client, raw) for _ in range(10)])
+    assert len(emails) == 2 and alerts(key) == {80, 100}
+
+    # 10 used: 100% of 12 is no longer reached, 80% of 12 (9.6) still is.
+    url = f"/admin/accounts/apikey/{key.pk}/change/"
+    response = staff_client.post(url, change_form(key, monthly_quota="12"), follow=True)
+    assert response.status_code == 200
+    assert "1 quota alert(s) of this month no longer apply" in response.content.decode()
+    assert alerts(key) == {80}
+
+    assert staff_client.post(url, change_form(key, monthly_quota="20")).status_code == 302
+    assert alerts(key) == set()
+    # Under the new quota the 80% email goes again, at 16 of 20.
+    _, emails = sent(lambda: [lookup(client, raw) for _ in range(6)])
+    assert [e.subject for e in emails] == [
+        f"Your phoneintel API key {key.prefix}… has used 80% of its monthly quota"
+    ]
+    assert "has used 16 of its 20 units" in emails[0].body
+    # A change that leaves the quota alone forgets nothing.
+    key.refresh_from_db()
+    assert staff_client.post(url, change_form(key, name="Renamed")).status_code == 302
+    assert alerts(key) == {80}
+
+
+def test_the_apikey_command_resets_alerts_like_the_admin(client, make_key, sent):
+    key, raw = make_key(monthly_quota=5)
+    sent(lambda: [lookup(client, raw) for _ in range(5)])
+    assert alerts(key) == {80, 100}
+    call_command("apikey", "quota", str(key.pk), "100", stdout=open("/dev/null", "w"))  # noqa: SIM115
+    key.refresh_from_db()
+    assert key.monthly_quota == 100 and alerts(key) == set()
+    assert MonthlyUsage.objects.get(api_key=key, period=month_start(timezone.now())).units_used == 5
+
+
+@pytest.mark.live
+def test_each_alert_goes_once_when_20_requests_race_across_the_thresholds(
+    gunicorn_server, make_key, tmp_path
+):
+    """Four worker processes in two servers; tasks run in the request (no REDIS_URL)."""
+    outbox = tmp_path / "emails"
+    environ = {
+        "REDIS_URL": "",
+        "EMAIL_BACKEND": "django.core.mail.backends.filebased.EmailBackend",
+        "EMAIL_FILE_PATH": str(outbox),
+        "SITE_URL": "https://portal.example.test",
+    }
+    key, raw = make_key(email="racer@example.test", monthly_quota=25, rate_limit="1000/m")
+    MonthlyUsage.objects.create(
+        api_key=key,
+        period=month_start(timezone.now()),
+        units_used=10,
+        units_by_product={"phone-risk": 10},
+    )
+    servers = [gunicorn_server(workers=2, environ=environ) for _ in range(2)]
+
+    def call(index: int) -> int:
+        return httpx.post(
+            servers[index % 2].url + "/v1/data/carrier-lookups",
+            json=PHONE,
+            headers={"Authorization": f"Bearer {raw}"},
+            timeout=30,
+        ).status_code
+
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        statuses = list(pool.map(call, range(20)))
+    assert sorted(statuses) == [200] * 15 + [429] * 5
+
+    # The file backend writes each message followed by a rule of 79 dashes.
+    messages = [
+        email.message_from_string(text.strip(), policy=email.policy.default)
+        for path in sorted(outbox.glob("*.log"))
+        for text in path.read_text().split("-" * 79)
+        if text.strip()
+    ]
+    # A folded encoded subject decodes with the fold's whitespace.
+    subjects = {" ".join(m["Subject"].split()): m for m in messages}
+    assert sorted(subjects) == [
+        f"Your phoneintel API key {key.prefix}… has used 100% of its monthly quota",
+        f"Your phoneintel API key {key.prefix}… has used 80% of its monthly quota",
+    ]
+    bodies = {subject.split()[-5]: m.get_content() for subject, m in subjects.items()}
+    assert "has used 20 of its 25 units" in bodies["80%"]
+    assert "has used 25 of its 25 units" in bodies["100%"]
+    for message in messages:
+        assert message["To"] == "racer@example.test"
+        assert "https://portal.example.test/portal/usage/" in message.get_content()
+    assert alerts(key) == {80, 100}
+    usage = MonthlyUsage.objects.get(api_key=key)
+    assert usage.units_used == 25
+    assert usage.units_by_product == {"phone-risk": 10, "carrier-lookup": 15}
