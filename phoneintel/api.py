@@ -6,11 +6,17 @@ Error:   {"error": {"code", "message", "requestId", "details"?}}.
 
 import logging
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpResponse, JsonResponse
 from django_ratelimit.exceptions import Ratelimited
+from django_redis.exceptions import ConnectionInterrupted
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from rest_framework import exceptions as drf
 from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.parsers import JSONParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
@@ -64,7 +70,7 @@ def error_response(request, error: ApiError) -> JsonResponse:
 
 def exception_handler(exc, context):
     request = context["request"]
-    error = as_api_error(exc)
+    error = store_unavailable(exc, request) or as_api_error(exc)
     response = Response(error_body(request, error), status=error.status_code)
     for name, value in error.headers.items():
         response[name] = value
@@ -106,6 +112,43 @@ def as_api_error(exc: Exception) -> ApiError:
     return server_error()
 
 
+# Django wraps psycopg's errors: a refused or lost connection and a statement timeout
+# (QueryCanceled) all arrive as OperationalError or InterfaceError.
+DATABASE_ERRORS = (OperationalError, InterfaceError)
+# django-redis raises redis-py's own error from its cache API and ConnectionInterrupted
+# from its client; a socket timeout is redis-py's TimeoutError.
+REDIS_ERRORS = (RedisConnectionError, RedisTimeoutError, ConnectionInterrupted)
+
+
+def store_unavailable(exc: BaseException | None, request) -> ApiError | None:
+    """503 with Retry-After when `exc` says a store failed, else None.
+
+    Whatever the request had done is undone: a charge commits only with its answer
+    (accounts.services.charge_units), so the client is told nothing was charged.
+    """
+    if isinstance(exc, DATABASE_ERRORS):
+        store = "PostgreSQL"
+    elif isinstance(exc, REDIS_ERRORS):
+        store = "Redis"
+    else:
+        return None
+    # The error's class and SQLSTATE only: its text may quote a statement's values.
+    cause = exc.__cause__ or exc
+    logger.warning(
+        "%s unavailable (%s%s), answered 503 to %s",
+        store,
+        type(cause).__name__,
+        f" {cause.sqlstate}" if getattr(cause, "sqlstate", None) else "",
+        getattr(request, "request_id", "a request"),
+    )
+    return ApiError.retry_later(
+        503,
+        ErrorCode.SERVICE_UNAVAILABLE,
+        "The service is briefly unavailable. Nothing was charged; try again.",
+        settings.STORE_RETRY_AFTER_SECONDS,
+    )
+
+
 def not_found() -> ApiError:
     return ApiError(404, ErrorCode.NOT_FOUND, "No such endpoint. See /v1/data/openapi.json.")
 
@@ -143,6 +186,20 @@ def _flatten(node, pointer: str):
 
 def json_pointer_token(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
+
+
+class JsonParser(JSONParser):
+    """DRF's JSON parser, with nesting too deep to parse answered as invalid JSON.
+
+    Python's decoder recurses once per nested array or object, so 32 KiB of `[[[[…`
+    raise RecursionError, which DRF's parser (it catches ValueError) lets through as a 500.
+    """
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise drf.ParseError("JSON parse error - nested too deeply") from None
 
 
 class JsonOnlyNegotiation(BaseContentNegotiation):
