@@ -5,6 +5,7 @@ from accounts.api import AccountView
 from catalog.api import ProductManifestView
 from lookups.api import BulkLookupView, LookupView
 from lookups.services import LookupProduct
+from phoneintel.health import healthz, readyz
 from phoneintel.schema import OpenApiDocumentView
 from phoneintel.views import api_not_found
 
@@ -24,6 +25,9 @@ urlpatterns = [
     path("v1/data/", include((api_patterns, "api"))),
     # Anything else under /v1/ is the envelope's 404, in DEBUG too.
     re_path(r"^v1/", api_not_found),
+    # For load balancers: no key, no /v1/ envelope (phoneintel/health.py).
+    path("healthz", healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),
     path("admin/", admin.site.urls),
     path("", include("accounts.urls")),
     # The browser checkers: their own protection layer, never under /v1/.
