@@ -101,16 +101,21 @@ class LiveServer:
 
 @pytest.fixture
 def gunicorn_server(transactional_db):
-    """Starts real gunicorn processes on the test database; stops them afterwards."""
+    """Starts real gunicorn processes on the test database; stops them afterwards.
+
+    `env` overrides the server's environment (another DATABASE_URL, REDIS_URL, timeouts);
+    `args` are more gunicorn options (`--worker-class gthread`). gunicorn runs in the
+    repository's root, so it reads gunicorn.conf.py as in production.
+    """
     servers: list[LiveServer] = []
-    env = {
+    base_env = {
         **os.environ,
         "DATABASE_URL": _test_database_url(),
         "DEBUG": "0",
         "CONN_MAX_AGE": "0",
     }
 
-    def start(workers: int = 1) -> LiveServer:
+    def start(workers: int = 1, *, env: dict | None = None, args: tuple = ()) -> LiveServer:
         port = _free_port()
         process = subprocess.Popen(
             [
@@ -124,9 +129,10 @@ def gunicorn_server(transactional_db):
                 str(workers),
                 "--log-level",
                 "warning",
+                *args,
             ],
             cwd=ROOT,
-            env=env,
+            env={**base_env, **(env or {})},
             start_new_session=True,
         )
         server = LiveServer(process, port)
@@ -134,7 +140,7 @@ def gunicorn_server(transactional_db):
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             try:
-                httpx.get(server.url + "/v1/data/products", timeout=1)
+                httpx.get(server.url + "/healthz", timeout=1).raise_for_status()
                 return server
             except httpx.TransportError:
                 if process.poll() is not None:
