@@ -104,8 +104,9 @@ def gunicorn_server(transactional_db):
     """Starts real gunicorn processes on the test database; stops them afterwards.
 
     `env` overrides the server's environment (another DATABASE_URL, REDIS_URL, timeouts);
-    `args` are more gunicorn options (`--worker-class gthread`). gunicorn runs in the
-    repository's root, so it reads gunicorn.conf.py as in production.
+    `args` are more gunicorn options (`--worker-class gthread`); `output` is a file for
+    what the server writes (its logs). gunicorn runs in the repository's root, so it
+    reads gunicorn.conf.py as in production.
     """
     servers: list[LiveServer] = []
     base_env = {
@@ -115,7 +116,9 @@ def gunicorn_server(transactional_db):
         "CONN_MAX_AGE": "0",
     }
 
-    def start(workers: int = 1, *, env: dict | None = None, args: tuple = ()) -> LiveServer:
+    def start(
+        workers: int = 1, *, env: dict | None = None, args: tuple = (), output=None
+    ) -> LiveServer:
         port = _free_port()
         process = subprocess.Popen(
             [
@@ -133,6 +136,8 @@ def gunicorn_server(transactional_db):
             ],
             cwd=ROOT,
             env={**base_env, **(env or {})},
+            stdout=output,
+            stderr=output,
             start_new_session=True,
         )
         server = LiveServer(process, port)

@@ -9,6 +9,7 @@ step of the outage. Recovery times are printed (run with -s to see them).
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import httpx
 import psycopg
@@ -22,10 +23,12 @@ pytestmark = pytest.mark.live
 
 LOOKUP = "/v1/data/phone-lookups"
 BULK = "/v1/data/bulk-lookups"
+PHONE = "+14155550123"
+BULK_PHONES = ("+447912345678", "+14155552671")
 # Two chargeable inputs and one invalid one (not charged).
 BULK_BODY = {
     "product": "carrier-lookup",
-    "inputs": [{"phone": "+447912345678"}, {"phone": "+14155552671"}, {"phone": "12345"}],
+    "inputs": [{"phone": BULK_PHONES[0]}, {"phone": BULK_PHONES[1]}, {"phone": "12345"}],
 }
 CONNECT_TIMEOUT = 2  # seconds; psycopg's least
 STATEMENT_TIMEOUT = 1.0  # seconds
@@ -51,7 +54,7 @@ class Caller:
         return response
 
     def lookup(self) -> httpx.Response:
-        return self.send("POST", LOOKUP, json={"phone": "+14155550123"})
+        return self.send("POST", LOOKUP, json={"phone": PHONE})
 
     def bulk(self, idempotency_key: str) -> httpx.Response:
         return self.send("POST", BULK, json=BULK_BODY, headers={"Idempotency-Key": idempotency_key})
@@ -64,11 +67,16 @@ class Caller:
 
 
 class Outage:
-    def __init__(self, proxy: TcpProxy, redis: PrivateRedis, api_key, caller: Caller):
+    def __init__(self, proxy: TcpProxy, redis: PrivateRedis, api_key, caller: Caller, log):
         self.proxy = proxy
         self.redis = redis
         self.api_key = api_key
         self.caller = caller
+        self.log = log
+
+    def logged(self) -> str:
+        """What the server has logged so far."""
+        return Path(self.log.name).read_text()
 
     def units_charged(self) -> int:
         """Read from PostgreSQL directly, never through the proxy."""
@@ -92,12 +100,17 @@ def direct_postgres() -> dict:
 
 
 @pytest.fixture
-def outage(gunicorn_server, make_key):
-    """One sync gunicorn worker with persistent connections, its stores ready to fail."""
+def outage(gunicorn_server, make_key, tmp_path):
+    """One sync gunicorn worker with persistent connections, its stores ready to fail.
+
+    Afterwards, the server's logs are read: they name the failed store, and never hold
+    the key or the number looked up.
+    """
     pg = direct_postgres()
     proxy = TcpProxy(target=(pg["host"], pg["port"])).start()
     private_redis = PrivateRedis().start()
     auth = f"{pg['user']}:{pg['password']}" if pg["password"] else pg["user"]
+    log = (tmp_path / "server.log").open("w")
     server = gunicorn_server(
         env={
             "DATABASE_URL": f"postgres://{auth}@127.0.0.1:{proxy.port}/{pg['dbname']}",
@@ -105,14 +118,20 @@ def outage(gunicorn_server, make_key):
             "CONN_MAX_AGE": "60",
             "DATABASE_CONNECT_TIMEOUT": str(CONNECT_TIMEOUT),
             "DATABASE_STATEMENT_TIMEOUT_MS": str(int(STATEMENT_TIMEOUT * 1000)),
-        }
+        },
+        output=log,
     )
     api_key, raw = make_key(monthly_quota=10_000)
     caller = Caller(server.url, raw)
-    yield Outage(proxy, private_redis, api_key, caller)
+    outage = Outage(proxy, private_redis, api_key, caller, log)
+    yield outage
     caller.http.close()
     proxy.close()
     private_redis.stop()
+    logged = outage.logged()
+    log.close()
+    for secret in (raw, raw[len("pi_beta_") :], PHONE, PHONE[1:], *BULK_PHONES):
+        assert secret not in logged
 
 
 def assert_unavailable(response: httpx.Response, *, within: float) -> None:
@@ -166,7 +185,7 @@ def test_while_redis_is_down_every_call_with_a_key_is_503_and_nothing_is_charged
     # Failed authentications are counted in Redis too: a wrong key is not let through.
     wrong = httpx.post(
         caller.url + LOOKUP,
-        json={"phone": "+14155550123"},
+        json={"phone": PHONE},
         headers={"Authorization": "Bearer pi_beta_not-a-key"},
     )
     assert_unavailable(wrong, within=MARGIN)
@@ -175,6 +194,7 @@ def test_while_redis_is_down_every_call_with_a_key_is_503_and_nothing_is_charged
     assert caller.public("/healthz").json() == {"status": "ok"}
     assert_ready(outage, False)
     outage.assert_ledger()
+    assert "Redis unavailable (ConnectionError)" in outage.logged()
 
     outage.redis.start()
     _, failed = recovery(caller.lookup, what="Redis restarted")
@@ -216,6 +236,7 @@ def test_while_postgres_is_cut_calls_are_503_and_the_first_after_healing_succeed
     assert caller.public("/healthz").json() == {"status": "ok"}
     assert_ready(outage, False)
     outage.assert_ledger()
+    assert "PostgreSQL unavailable (OperationalError)" in outage.logged()
 
     outage.proxy.heal()
     _, failed = recovery(caller.lookup, what="PostgreSQL reachable again")
@@ -274,6 +295,7 @@ def test_a_statement_timeout_is_503_and_the_retried_bulk_call_is_charged_once(ou
     with hold_usage_row(outage):
         assert_unavailable(caller.bulk(key), within=STATEMENT_TIMEOUT + MARGIN)
     outage.assert_ledger()
+    assert "PostgreSQL unavailable (QueryCanceled 57014)" in outage.logged()
 
     answered = caller.bulk(key)
     assert answered.status_code == 200
