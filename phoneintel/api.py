@@ -4,6 +4,7 @@ Success: {"data": ..., "meta": {"requestId", "unitsCharged"?, "usage"?}}.
 Error:   {"error": {"code", "message", "requestId", "details"?}}.
 """
 
+import json
 import logging
 
 from django.conf import settings
@@ -44,9 +45,26 @@ def success(request, data, *, units_charged: int | None = None, usage: dict | No
     return Response(success_body(request, data, units_charged=units_charged, usage=usage))
 
 
+class JsonRenderer(JSONRenderer):
+    """DRF's renderer (UTF-8), escaping to ASCII when a text cannot be UTF-8.
+
+    A request may carry a lone surrogate (`"\\ud800"` is valid JSON), and an error names
+    the request's fields, unknown property names included: UTF-8 cannot encode one, so
+    such an answer is sent with ASCII escapes instead of failing as a 500.
+    """
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        try:
+            return super().render(data, accepted_media_type, renderer_context)
+        except UnicodeEncodeError:
+            return json.dumps(
+                data, cls=self.encoder_class, allow_nan=not self.strict, separators=(",", ":")
+            ).encode()
+
+
 def render_json(body: dict) -> bytes:
     """The bytes DRF would send for `body`; stored answers are replayed from these."""
-    return JSONRenderer().render(body)
+    return JsonRenderer().render(body)
 
 
 def json_response(content: bytes, status: int = 200) -> HttpResponse:

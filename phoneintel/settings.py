@@ -217,7 +217,7 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_CLASSES": ["accounts.throttling.ApiKeyRateThrottle"],
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "phoneintel.api.JsonOnlyNegotiation",
     "DEFAULT_PARSER_CLASSES": ["phoneintel.api.JsonParser"],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["phoneintel.api.JsonRenderer"],
     "EXCEPTION_HANDLER": "phoneintel.api.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
