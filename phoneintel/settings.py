@@ -103,10 +103,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     )
     # Bounded waits: a hung or unreachable PostgreSQL costs a request a 503 within
     # seconds instead of a worker held until gunicorn's timeout. psycopg enforces at
-    # least 2 s to connect. 0 lifts the statement timeout (a long import or migration);
-    # behind a pooler that refuses the `options` startup parameter, set it there instead.
+    # least 2 s to connect. Web processes default to a 5 s statement timeout
+    # (phoneintel/wsgi.py); commands (migrate, imports) have none unless it is set. Behind
+    # a pooler that refuses the `options` startup parameter, set 0 and set it there.
     _pg_options["connect_timeout"] = env.int("DATABASE_CONNECT_TIMEOUT", default=3)
-    _statement_timeout_ms = env.int("DATABASE_STATEMENT_TIMEOUT_MS", default=5000)
+    _statement_timeout_ms = env.int("DATABASE_STATEMENT_TIMEOUT_MS", default=0)
     if _statement_timeout_ms:
         _pg_options["options"] = f"-c statement_timeout={_statement_timeout_ms}"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
