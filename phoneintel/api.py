@@ -83,6 +83,8 @@ def error_response(request, error: ApiError) -> JsonResponse:
     response = JsonResponse(error_body(request, error), status=error.status_code)
     for name, value in error.headers.items():
         response[name] = value
+    # Said here too: a layer outside RequestContextMiddleware may be answering.
+    response["Cache-Control"] = "no-store"
     return response
 
 

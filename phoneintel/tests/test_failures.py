@@ -45,6 +45,15 @@ def test_a_store_failing_outside_drf_is_503_not_500(failure):
     assert_unavailable(client.get(f"/v1/probe/plain-store/{failure}"))
 
 
+@pytest.mark.parametrize("failure", ["postgres-operational", "redis-connection"])
+def test_a_store_failing_in_the_outermost_middleware_is_503(settings, failure):
+    settings.MIDDLEWARE = ["phoneintel.tests.urls.StoreFailingMiddleware", *settings.MIDDLEWARE]
+    client = Client(raise_request_exception=False)
+    response = client.get(f"/v1/probe/middleware/{failure}")
+    assert_unavailable(response)
+    assert response["X-Request-Id"].startswith("req_")
+
+
 def test_other_failures_outside_drf_stay_500():
     client = Client(raise_request_exception=False)
     response = client.get("/v1/probe/plain-store/no-such-failure")  # KeyError in the view

@@ -69,6 +69,19 @@ class StoreFailureProbe(APIView):
         raise STORE_FAILURES[failure]()
 
 
+class StoreFailingMiddleware:
+    """Fails as a store would for /v1/probe/middleware/<failure>, before any other layer."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        prefix = "/v1/probe/middleware/"
+        if request.path.startswith(prefix):
+            raise STORE_FAILURES[request.path.removeprefix(prefix)]()
+        return self.get_response(request)
+
+
 def store_failure_outside_drf(request, failure):
     """A plain Django view: its exception reaches Django's handler500, as a middleware's would."""
     raise STORE_FAILURES[failure]()
