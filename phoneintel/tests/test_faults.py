@@ -150,6 +150,28 @@ def assert_unavailable(response: httpx.Response, *, within: float) -> None:
     assert response.elapsed.total_seconds() < within
 
 
+class Answered:
+    """An httpx answer as `Contract.assert_conforms` reads a Django one."""
+
+    def __init__(self, response: httpx.Response):
+        self.status_code = response.status_code
+        self.content = response.content
+        self.headers = response.headers
+        self.json = response.json
+
+    def has_header(self, name: str) -> bool:
+        return name in self.headers
+
+    def __getitem__(self, name: str) -> str:
+        return self.headers[name]
+
+
+def assert_documented(contract, answers: dict[tuple[str, str], httpx.Response]) -> None:
+    """Each 503 is what the OpenAPI document says its operation answers."""
+    for (method, path), response in answers.items():
+        contract.assert_conforms(Answered(response), path, method)
+
+
 def assert_ready(outage: Outage, ready: bool) -> None:
     response = outage.caller.public("/readyz")
     assert response.elapsed.total_seconds() < 1 + MARGIN
@@ -175,13 +197,19 @@ def new_idempotency_key() -> str:
     return str(uuid.uuid4())
 
 
-def test_while_redis_is_down_every_call_with_a_key_is_503_and_nothing_is_charged(outage):
+def test_while_redis_is_down_calls_with_a_key_are_503_and_charge_nothing(outage, contract):
     caller = outage.caller
     assert caller.lookup().status_code == 200
 
     outage.redis.kill()
-    for response in (caller.lookup(), caller.bulk(new_idempotency_key()), caller.account()):
+    answers = {
+        ("post", LOOKUP): caller.lookup(),
+        ("post", BULK): caller.bulk(new_idempotency_key()),
+        ("get", "/v1/data/account"): caller.account(),
+    }
+    for response in answers.values():
         assert_unavailable(response, within=MARGIN)
+    assert_documented(contract, answers)
     # Failed authentications are counted in Redis too: a wrong key is not let through.
     wrong = httpx.post(
         caller.url + LOOKUP,
@@ -221,18 +249,20 @@ def test_a_hung_redis_is_503_within_its_socket_timeout(outage):
     outage.assert_ledger()
 
 
-def test_while_postgres_is_cut_calls_are_503_and_the_first_after_healing_succeeds(outage):
+def test_while_postgres_is_cut_calls_are_503_and_the_first_after_heal_succeeds(outage, contract):
     caller = outage.caller
     assert caller.lookup().status_code == 200
 
     outage.proxy.cut()
-    for response in (
-        caller.lookup(),
-        caller.bulk(new_idempotency_key()),
-        caller.account(),
-        caller.public("/v1/data/products"),
-    ):
+    answers = {
+        ("post", LOOKUP): caller.lookup(),
+        ("post", BULK): caller.bulk(new_idempotency_key()),
+        ("get", "/v1/data/account"): caller.account(),
+        ("get", "/v1/data/products"): caller.public("/v1/data/products"),
+    }
+    for response in answers.values():
         assert_unavailable(response, within=MARGIN)
+    assert_documented(contract, answers)
     assert caller.public("/healthz").json() == {"status": "ok"}
     assert_ready(outage, False)
     outage.assert_ledger()
