@@ -108,13 +108,24 @@ class LiveServer:
 def gunicorn_server(transactional_db, tmp_path):
     """Starts real gunicorn processes on the test database; stops them afterwards.
 
-    They run with the repository's gunicorn.conf.py; `environ` (or keywords) add to their
-    environment; `server.log_lines()` reads what they logged.
+    They run in the repository's root with its gunicorn.conf.py, as in production.
+    `environ`, `env` and keywords add to their environment (another DATABASE_URL,
+    REDIS_URL, timeouts); `args` are more gunicorn options; `server.log_lines()` reads
+    what they logged, or `output` takes it instead.
     """
     servers: list[LiveServer] = []
 
-    def start(workers: int = 1, environ: dict | None = None, **extra_env: str) -> LiveServer:
-        return _start_gunicorn(servers, tmp_path, workers, {**(environ or {}), **extra_env})
+    def start(
+        workers: int = 1,
+        environ: dict | None = None,
+        *,
+        env: dict | None = None,
+        args: tuple = (),
+        output=None,
+        **extra_env: str,
+    ) -> LiveServer:
+        environ = {**(environ or {}), **(env or {}), **extra_env}
+        return _start_gunicorn(servers, tmp_path, workers, environ, args=args, output=output)
 
     yield start
     _stop_gunicorn(servers)
@@ -133,7 +144,13 @@ def module_gunicorn(django_db_setup, tmp_path_factory):
 
 
 def _start_gunicorn(
-    servers: list[LiveServer], log_dir: Path, workers: int, environ: dict | None = None
+    servers: list[LiveServer],
+    log_dir: Path,
+    workers: int,
+    environ: dict | None = None,
+    *,
+    args: tuple = (),
+    output=None,
 ) -> LiveServer:
     env = {
         **os.environ,
@@ -144,7 +161,7 @@ def _start_gunicorn(
     }
     port = _free_port()
     log = log_dir / f"gunicorn-{port}.log"
-    with log.open("wb") as output:
+    with log.open("wb") as own_output:
         process = subprocess.Popen(
             [
                 sys.executable, "-m", "gunicorn",
@@ -152,11 +169,12 @@ def _start_gunicorn(
                 "--bind", f"127.0.0.1:{port}",
                 "--workers", str(workers),
                 "--log-level", "warning",
+                *args,
                 "phoneintel.wsgi",
             ],
             cwd=ROOT,
             env=env,
-            stdout=output,
+            stdout=output or own_output,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )  # fmt: skip
@@ -165,7 +183,7 @@ def _start_gunicorn(
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         try:
-            httpx.get(server.url + "/v1/data/products", timeout=1)
+            httpx.get(server.url + "/healthz", timeout=1).raise_for_status()
             return server
         except httpx.TransportError:
             if process.poll() is not None:

@@ -71,11 +71,12 @@ class ProductManifestView(APIView):
         operation_id="listProducts",
         summary="Versioned product manifest",
         description="Every product with its availability (active, beta, planned), channels and"
-        " unit cost. Public; needs no key.",
+        " unit cost. Public; needs no key. Read from our database: while it is unreachable,"
+        " 503 with `Retry-After`.",
         tags=["Catalog"],
         auth=[],
         responses={200: envelope("ProductManifestResponse", Manifest, authenticated=False)}
-        | error_responses(*PUBLIC_ERROR_STATUSES),
+        | error_responses(*PUBLIC_ERROR_STATUSES, 503),
         examples=[
             OpenApiExample(
                 "Manifest (abridged)",

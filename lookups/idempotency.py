@@ -56,7 +56,7 @@ def request_fingerprint(request) -> str:
         canonical = json.dumps(
             json.loads(body), sort_keys=True, separators=(",", ":"), ensure_ascii=False
         ).encode()
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deep to parse
         canonical = body
     digest = hashlib.sha256(f"{request.method} {request.path}\n".encode())
     digest.update(canonical)

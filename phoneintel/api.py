@@ -4,13 +4,20 @@ Success: {"data": ..., "meta": {"requestId", "unitsCharged"?, "usage"?}}.
 Error:   {"error": {"code", "message", "requestId", "details"?}}.
 """
 
+import json
 import logging
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpResponse, JsonResponse
 from django_ratelimit.exceptions import Ratelimited
+from django_redis.exceptions import ConnectionInterrupted
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from rest_framework import exceptions as drf
 from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.parsers import JSONParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
@@ -43,9 +50,26 @@ def success(request, data, *, units_charged: int | None = None, usage: dict | No
     )
 
 
+class JsonRenderer(JSONRenderer):
+    """DRF's renderer (UTF-8), escaping to ASCII when a text cannot be UTF-8.
+
+    A request may carry a lone surrogate (`"\\ud800"` is valid JSON), and an error names
+    the request's fields, unknown property names included: UTF-8 cannot encode one, so
+    such an answer is sent with ASCII escapes instead of failing as a 500.
+    """
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        try:
+            return super().render(data, accepted_media_type, renderer_context)
+        except UnicodeEncodeError:
+            return json.dumps(
+                data, cls=self.encoder_class, allow_nan=not self.strict, separators=(",", ":")
+            ).encode()
+
+
 def render_json(body: dict) -> bytes:
     """The bytes DRF would send for `body`; stored answers are replayed from these."""
-    return JSONRenderer().render(body)
+    return JsonRenderer().render(body)
 
 
 def json_response(content: bytes, status: int = 200) -> HttpResponse:
@@ -65,14 +89,14 @@ def error_response(request, error: ApiError) -> JsonResponse:
     response = JsonResponse(error_body(request, error), status=error.status_code)
     for name, value in error.headers.items():
         response[name] = value
+    # Said here too: a layer outside RequestContextMiddleware may be answering.
+    response["Cache-Control"] = "no-store"
     return response
 
 
 def exception_handler(exc, context):
     request = context["request"]
-    error = as_api_error(exc)
-    if store := metrics.failed_store(exc):
-        metrics.store_failure(store)
+    error = store_unavailable(exc, request) or as_api_error(exc)
     response = Response(error_body(request, error), status=error.status_code)
     for name, value in error.headers.items():
         response[name] = value
@@ -114,6 +138,44 @@ def as_api_error(exc: Exception) -> ApiError:
     return server_error()
 
 
+# Django wraps psycopg's errors: a refused or lost connection and a statement timeout
+# (QueryCanceled) all arrive as OperationalError or InterfaceError.
+DATABASE_ERRORS = (OperationalError, InterfaceError)
+# django-redis raises redis-py's own error from its cache API and ConnectionInterrupted
+# from its client; a socket timeout is redis-py's TimeoutError.
+REDIS_ERRORS = (RedisConnectionError, RedisTimeoutError, ConnectionInterrupted)
+
+
+def store_unavailable(exc: BaseException | None, request) -> ApiError | None:
+    """503 with Retry-After when `exc` says a store failed, else None.
+
+    Whatever the request had done is undone: a charge commits only with its answer
+    (accounts.services.charge_units), so the client is told nothing was charged.
+    """
+    if isinstance(exc, DATABASE_ERRORS):
+        store = "PostgreSQL"
+    elif isinstance(exc, REDIS_ERRORS):
+        store = "Redis"
+    else:
+        return None
+    metrics.store_failure(store.lower())
+    # The error's class and SQLSTATE only: its text may quote a statement's values.
+    cause = exc.__cause__ or exc
+    logger.warning(
+        "%s unavailable (%s%s), answered 503 to %s",
+        store,
+        type(cause).__name__,
+        f" {cause.sqlstate}" if getattr(cause, "sqlstate", None) else "",
+        getattr(request, "request_id", "a request"),
+    )
+    return ApiError.retry_later(
+        503,
+        ErrorCode.SERVICE_UNAVAILABLE,
+        "The service is briefly unavailable. Nothing was charged; try again.",
+        settings.STORE_RETRY_AFTER_SECONDS,
+    )
+
+
 def not_found() -> ApiError:
     return ApiError(404, ErrorCode.NOT_FOUND, "No such endpoint. See /v1/data/openapi.json.")
 
@@ -151,6 +213,20 @@ def _flatten(node, pointer: str):
 
 def json_pointer_token(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
+
+
+class JsonParser(JSONParser):
+    """DRF's JSON parser, with nesting too deep to parse answered as invalid JSON.
+
+    Python's decoder recurses once per nested array or object, so 32 KiB of `[[[[…`
+    raise RecursionError, which DRF's parser (it catches ValueError) lets through as a 500.
+    """
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise drf.ParseError("JSON parse error - nested too deeply") from None
 
 
 class JsonOnlyNegotiation(BaseContentNegotiation):

@@ -13,9 +13,12 @@ The cursor is wrapped like any Django cursor, so query logging and
 `django_assert_num_queries` see its statements. Anywhere else (SQLite, or a
 pooler that cannot keep prepared statements, where the threshold is None) it is
 Django's ordinary cursor.
+
+`first_read()` runs a request's first statement on that cursor and survives a
+persistent connection that died while idle (see there).
 """
 
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
 
 
 def hot_cursor():
@@ -36,3 +39,39 @@ def hot_cursor():
     if connection.queries_logged:
         return connection.make_debug_cursor(cursor)
     return connection.make_cursor(cursor)
+
+
+def first_read(sql: str, params) -> tuple | None:
+    """The first row of a read-only statement that is the first of its request.
+
+    A persistent connection can die while it sits idle (PostgreSQL restarted, a
+    proxy or a firewall cut it), and only the next statement finds out. Checking
+    every connection before use would cost every request a round trip; instead,
+    when this statement fails because the connection it was sent on is dead and no
+    transaction is open, the dead connection is dropped and the statement runs once
+    more on a fresh one. That is safe because nothing was written, and it costs
+    nothing while connections are healthy. A fresh connection that fails, or a
+    statement that fails for any other reason (a timeout), raises as usual.
+    """
+    connection = connections[DEFAULT_DB_ALIAS]
+    reused = connection.connection is not None
+    try:
+        return _fetch_one(sql, params)
+    except (OperationalError, InterfaceError):
+        if not (reused and not connection.in_atomic_block and _is_dead(connection)):
+            raise
+    connection.close()
+    return _fetch_one(sql, params)
+
+
+def _fetch_one(sql: str, params) -> tuple | None:
+    with hot_cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchone()
+
+
+def _is_dead(connection) -> bool:
+    # psycopg marks a connection whose socket failed as closed (its `broken` flag
+    # says it was not closed on purpose); sqlite3 has no such state and never dies.
+    raw = connection.connection
+    return raw is None or bool(getattr(raw, "closed", False))

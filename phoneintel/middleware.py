@@ -41,6 +41,10 @@ class RequestContextMiddleware:
         # A view may set its own id (an idempotent replay keeps the original one).
         if "X-Request-Id" not in response:
             response["X-Request-Id"] = request.request_id
+        if is_api_path(request.path) and "Cache-Control" not in response:
+            # Answers are per key and per moment (usage, results): no cache may keep one.
+            # Only the public OpenAPI document says otherwise.
+            response["Cache-Control"] = "no-store"
         # Django runs these from response.close(), which the WSGI server calls once the
         # response is sent; the test client calls it too, so tests see the same order.
         response._resource_closers.extend(request.after_response)

@@ -28,8 +28,8 @@ ERROR_DESCRIPTIONS = {
     " or too many failed authentications from one address. Nothing is charged."
     " Carries `Retry-After` in seconds.",
     500: "Server failure. Nothing is charged; no internals are disclosed.",
-    503: "The product, the beta or a provider is temporarily unavailable. Nothing is charged."
-    " Carries `Retry-After` in seconds.",
+    503: "The product or the beta is paused, or one of our stores (PostgreSQL, Redis) is"
+    " unreachable or timing out. Nothing is charged. Carries `Retry-After` in seconds.",
 }
 
 # What a public GET can really answer besides 200: a Host the deployment does not

@@ -99,16 +99,27 @@ DATABASES = {
 }
 # Persistent connections: opening one per request would cost more than the lookup.
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
-# No per-request `SELECT 1`: a connection that died is dropped after the request
-# that hit it, which answers 500 and charges nothing.
+# No per-request `SELECT 1`: it would cost every request a round trip. A connection
+# that died while idle is replaced by `phoneintel.db.first_read` when the request's
+# first statement finds it dead; one that dies mid-request answers 503 and is dropped.
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    _pg_options = DATABASES["default"].setdefault("OPTIONS", {})
     # The hot-path statements (phoneintel/db.py) are prepared once per connection after
     # this many runs. Set DATABASE_PREPARED_STATEMENTS=false behind a pooler that cannot
     # keep prepared statements (PgBouncer in transaction mode before 1.21).
-    DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = (
+    _pg_options["prepare_threshold"] = (
         5 if env.bool("DATABASE_PREPARED_STATEMENTS", default=True) else None
     )
+    # Bounded waits: a hung or unreachable PostgreSQL costs a request a 503 within
+    # seconds instead of a worker held until gunicorn's timeout. psycopg enforces at
+    # least 2 s to connect. Web processes default to a 5 s statement timeout
+    # (phoneintel/wsgi.py); commands (migrate, imports) have none unless it is set. Behind
+    # a pooler that refuses the `options` startup parameter, set 0 and set it there.
+    _pg_options["connect_timeout"] = env.int("DATABASE_CONNECT_TIMEOUT", default=3)
+    _statement_timeout_ms = env.int("DATABASE_STATEMENT_TIMEOUT_MS", default=0)
+    if _statement_timeout_ms:
+        _pg_options["options"] = f"-c statement_timeout={_statement_timeout_ms}"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.str("REDIS_URL", default="")
@@ -120,6 +131,13 @@ if REDIS_URL:
             "BACKEND": "django_redis.cache.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="phoneintel"),
+            # Bounded waits, as for PostgreSQL: a hung Redis fails the request within a
+            # second. redis-py's pool notices a connection the server closed before
+            # handing it out, so a restarted Redis costs no failed request.
+            "OPTIONS": {
+                "SOCKET_CONNECT_TIMEOUT": env.float("REDIS_CONNECT_TIMEOUT", default=1.0),
+                "SOCKET_TIMEOUT": env.float("REDIS_SOCKET_TIMEOUT", default=1.0),
+            },
         }
     }
 else:
@@ -188,6 +206,8 @@ CONTENT_SECURITY_POLICY = {
         "frame-ancestors": ["'none'"],
     },
 }
+# Load balancers probe the health endpoints over plain HTTP.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
 if env.bool("BEHIND_TLS_PROXY", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
@@ -199,6 +219,8 @@ API_DEFAULT_MONTHLY_QUOTA = 1000
 API_DEFAULT_RATE_LIMIT = "600/m"
 # What a paused product tells callers to wait before retrying.
 PAUSED_RETRY_AFTER_SECONDS = 300
+# What a store outage (PostgreSQL or Redis unreachable or timing out) tells them.
+STORE_RETRY_AFTER_SECONDS = 5
 # Failed authentications per client address before it is refused outright.
 API_AUTH_FAILURE_RATE = env.str("API_AUTH_FAILURE_RATE", default="30/m")
 
@@ -207,8 +229,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_THROTTLE_CLASSES": ["accounts.throttling.ApiKeyRateThrottle"],
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "phoneintel.api.JsonOnlyNegotiation",
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["phoneintel.api.JsonParser"],
+    "DEFAULT_RENDERER_CLASSES": ["phoneintel.api.JsonRenderer"],
     "EXCEPTION_HANDLER": "phoneintel.api.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,

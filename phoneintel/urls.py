@@ -11,6 +11,7 @@ from lookups.api import (
     PhoneRiskCheckView,
     ReversePhoneLookupView,
 )
+from phoneintel.health import healthz, readyz
 from phoneintel.metrics import metrics_view
 from phoneintel.openapi_view import OpenApiDocumentView
 from phoneintel.views import api_not_found
@@ -31,6 +32,9 @@ urlpatterns = [
     path("v1/data/", include((api_patterns, "api"))),
     # Anything else under /v1/ is the envelope's 404, in DEBUG too.
     re_path(r"^v1/", api_not_found),
+    # For load balancers: no key, no /v1/ envelope (phoneintel/health.py).
+    path("healthz", healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),
     path("admin/", admin.site.urls),
     # Prometheus; 404 without `Authorization: Bearer <METRICS_TOKEN>`.
     path("metrics", metrics_view),

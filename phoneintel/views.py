@@ -1,10 +1,13 @@
 """Site-wide handlers: under /v1/ every answer is the error envelope, elsewhere HTML."""
 
+import sys
+
 from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt, requires_csrf_token
 
-from phoneintel.api import error_response, is_api_path, not_found, server_error
+from phoneintel.api import error_response, is_api_path, not_found, server_error, store_unavailable
 from phoneintel.errors import ApiError, ErrorCode
+from phoneintel.middleware import new_request_id
 
 
 def page_not_found(request, exception=None):
@@ -16,7 +19,15 @@ def page_not_found(request, exception=None):
 @requires_csrf_token
 def server_failed(request):
     if is_api_path(request.path):
-        return error_response(request, server_error())
+        # A layer outside RequestContextMiddleware may have failed before it ran.
+        if not hasattr(request, "request_id"):
+            request.request_id = new_request_id()
+        # Django calls this while handling the exception, so it is still at hand: a store
+        # that failed outside a DRF view (a middleware, say) is a 503 there too.
+        error = store_unavailable(sys.exc_info()[1], request) or server_error()
+        response = error_response(request, error)
+        response["X-Request-Id"] = request.request_id
+        return response
     return render(request, "500.html", status=500)
 
 

@@ -23,7 +23,7 @@ from accounts.models import (
 from accounts.selectors import UsageSummary
 from accounts.services.alerts import quota_alerts_reset
 from catalog.selectors import pauses_from, pauses_sql
-from phoneintel.db import hot_cursor
+from phoneintel.db import first_read
 from phoneintel.errors import ErrorCode
 
 # Live (neither revoked nor expired) keys a developer may hold at once through the portal.
@@ -127,9 +127,7 @@ def api_key_authenticate(*, raw: str, now: datetime) -> ApiKey:
         raise KeyRejected(ErrorCode.INVALID_API_KEY, "The API key is not valid.")
     key_hash = crypto.hash_key(raw, settings.API_KEY_SECRET)
     period = month_start(now)
-    with hot_cursor() as cursor:
-        cursor.execute(_auth_sql(), [period, key_hash])
-        row = cursor.fetchone()
+    row = first_read(_auth_sql(), [period, key_hash])
     if row is None or not hmac.compare_digest(row[4], key_hash):
         raise KeyRejected(ErrorCode.INVALID_API_KEY, "The API key is not valid.")
     *key_values, access, user_id, email, units_used, by_product, paused, all_paused = row

@@ -1,12 +1,17 @@
-"""The real URLconf plus two probe endpoints that exercise the shared plumbing."""
+"""The real URLconf plus probe endpoints that exercise the shared plumbing."""
 
+from django.db import InterfaceError, OperationalError
 from django.urls import path
 from django.utils.decorators import method_decorator
 from django_ratelimit.decorators import ratelimit
+from django_redis.exceptions import ConnectionInterrupted
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from rest_framework import serializers
 from rest_framework.views import APIView
 
 from phoneintel.api import success
+from phoneintel.urls import handler400, handler404, handler500  # noqa: F401  (Django reads them here)
 from phoneintel.urls import urlpatterns as real_urlpatterns
 
 
@@ -37,7 +42,54 @@ class RateLimitedProbe(APIView):
         return success(request, {"ok": True})
 
 
+def _interrupted() -> ConnectionInterrupted:
+    try:
+        raise ConnectionInterrupted(connection=None) from RedisConnectionError("Error 111")
+    except ConnectionInterrupted as error:
+        return error
+
+
+# What Django, redis-py and django-redis raise when a store fails (tests/test_faults.py
+# makes the real ones happen against gunicorn).
+STORE_FAILURES = {
+    "postgres-operational": lambda: OperationalError("connection refused +14155550123"),
+    "postgres-interface": lambda: InterfaceError("connection already closed"),
+    "redis-connection": lambda: RedisConnectionError("Error 111 connecting to 127.0.0.1:6379."),
+    "redis-timeout": lambda: RedisTimeoutError("Timeout reading from socket"),
+    "redis-interrupted": _interrupted,
+}
+
+
+class StoreFailureProbe(APIView):
+    authentication_classes = []
+    permission_classes = []
+    throttle_classes = []
+
+    def get(self, request, failure):
+        raise STORE_FAILURES[failure]()
+
+
+class StoreFailingMiddleware:
+    """Fails as a store would for /v1/probe/middleware/<failure>, before any other layer."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        prefix = "/v1/probe/middleware/"
+        if request.path.startswith(prefix):
+            raise STORE_FAILURES[request.path.removeprefix(prefix)]()
+        return self.get_response(request)
+
+
+def store_failure_outside_drf(request, failure):
+    """A plain Django view: its exception reaches Django's handler500, as a middleware's would."""
+    raise STORE_FAILURES[failure]()
+
+
 urlpatterns = [
+    path("v1/probe/store/<str:failure>", StoreFailureProbe.as_view()),
+    path("v1/probe/plain-store/<str:failure>", store_failure_outside_drf),
     path("v1/probe/limited", RateLimitedProbe.as_view()),
     path("v1/probe/echo", EchoProbe.as_view()),
     path("v1/probe/fail", FailingProbe.as_view()),
