@@ -4,7 +4,7 @@ from rest_framework.views import APIView
 
 from accounts.selectors import iso_utc
 from accounts.throttling import parse_rate
-from phoneintel.api import success
+from phoneintel.envelope import success
 from phoneintel.openapi import AUTHENTICATED_ERROR_STATUSES, envelope, error_responses
 
 AccountData = inline_serializer(

@@ -1,6 +1,16 @@
-"""Describes the bearer key scheme in the OpenAPI document."""
+"""The accounts' part of the OpenAPI document: the bearer key scheme, and the errors
+accounts raise (`phoneintel.openapi.register_error_examples`)."""
+
+from datetime import UTC, date, datetime
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
+
+from accounts.selectors import UsageSummary
+from accounts.services.keys import REJECTIONS
+from accounts.services.units import QuotaExceeded
+from accounts.throttling import key_rate_exceeded
+from phoneintel.errors import ApiError, ErrorCode
+from phoneintel.openapi import register_error_examples
 
 
 class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
@@ -15,3 +25,18 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
             "description": "A developer API key: `Authorization: Bearer pi_beta_…`."
             " Keys expire 90 days after issue and can be revoked at once.",
         }
+
+
+def _key_rejected(code):
+    return lambda: ApiError.unauthorized(code, REJECTIONS[code])
+
+
+register_error_examples(
+    {code: _key_rejected(code) for code in REJECTIONS}
+    | {
+        ErrorCode.RATE_LIMITED: lambda: key_rate_exceeded("600/m", 42),
+        ErrorCode.QUOTA_EXCEEDED: lambda: QuotaExceeded(
+            UsageSummary(period=date(2026, 11, 1), units_used=1000, units_quota=1000), 1
+        ).as_api_error(datetime(2026, 11, 22, 8, 15, tzinfo=UTC)),
+    }
+)

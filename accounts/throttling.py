@@ -148,10 +148,17 @@ def client_address(request) -> str:
 
 def too_many_failures(seconds_left: int) -> ApiError:
     return ApiError.retry_later(
-        429,
         ErrorCode.RATE_LIMITED,
         "Too many failed authentications from this address. Try again later.",
         seconds_left,
+    )
+
+
+def key_rate_exceeded(rate: str, reset: int) -> ApiError:
+    return ApiError.retry_later(
+        ErrorCode.RATE_LIMITED,
+        f"Rate limit of {rate} for this key exceeded. Retry after {reset} s.",
+        reset,
     )
 
 
@@ -195,10 +202,5 @@ class ApiKeyRateThrottle(BaseThrottle):
             }
         )
         if count > limit:
-            raise ApiError.retry_later(
-                429,
-                ErrorCode.RATE_LIMITED,
-                f"Rate limit of {api_key.rate_limit} for this key exceeded. Retry after {reset} s.",
-                reset,
-            )
+            raise key_rate_exceeded(api_key.rate_limit, reset)
         return True

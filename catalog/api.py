@@ -7,7 +7,7 @@ from rest_framework.views import APIView
 
 from catalog.models import Product
 from catalog.selectors import catalog_products
-from phoneintel.api import success
+from phoneintel.envelope import success
 from phoneintel.openapi import PUBLIC_ERROR_STATUSES, envelope, error_responses
 
 ManifestProducts = inline_serializer(

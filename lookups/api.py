@@ -22,7 +22,7 @@ from lookups.inputs import LookupInput
 from lookups.models import LookupProduct
 from lookups.risk import MODEL_DESCRIPTION
 from lookups.services import lookup_bulk, lookup_one
-from phoneintel.api import json_response
+from phoneintel.envelope import json_response
 from phoneintel.openapi import AUTHENTICATED_ERROR_STATUSES, envelope, error_responses
 
 

@@ -30,17 +30,20 @@ _VALID_KEY = re.compile(r"[\x21-\x7e]{8,128}")
 IN_PROGRESS_RETRY_AFTER = 1
 
 
+def key_required() -> ApiError:
+    message = "This endpoint needs an Idempotency-Key header, e.g. a UUID."
+    return ApiError(
+        ErrorCode.IDEMPOTENCY_KEY_REQUIRED,
+        message,
+        details=[{"field": HEADER, "code": "required", "message": message}],
+    )
+
+
 def idempotency_key(request, *, required: bool) -> str | None:
     value = request.headers.get(HEADER)
     if value is None:
         if required:
-            message = "This endpoint needs an Idempotency-Key header, e.g. a UUID."
-            raise ApiError(
-                400,
-                ErrorCode.IDEMPOTENCY_KEY_REQUIRED,
-                message,
-                details=[{"field": HEADER, "code": "required", "message": message}],
-            )
+            raise key_required()
         return None
     if not _VALID_KEY.fullmatch(value):
         raise ApiError.validation(
@@ -91,7 +94,7 @@ class Claim:
             stored = cursor.rowcount
         if not stored:
             # Our lock timed out and another request took the key over; it will answer.
-            raise _in_progress()
+            raise in_progress()
 
     def release(self) -> None:
         IdempotentRequest.objects.filter(
@@ -115,19 +118,14 @@ def claim_or_replay(
                 return Claim(record_id=record.pk, locked_at=now)
             continue
         if record.fingerprint != fingerprint:
-            raise ApiError(
-                409,
-                ErrorCode.IDEMPOTENCY_CONFLICT,
-                "This Idempotency-Key was used for a different request. Use a new key for a new"
-                " request.",
-            )
+            raise conflict()
         if record.state == IdempotentRequest.State.COMPLETED:
             return replay(record)
         if record.locked_at > now - LOCK_TIMEOUT:
-            raise _in_progress()
+            raise in_progress()
         if _take_over(record, fingerprint=fingerprint, now=now):
             return Claim(record_id=record.pk, locked_at=now)
-    raise _in_progress()
+    raise in_progress()
 
 
 def replay(record: IdempotentRequest) -> HttpResponse:
@@ -150,9 +148,15 @@ def purge_expired(*, now: datetime | None = None) -> int:
     return deleted
 
 
-def _in_progress() -> ApiError:
+def conflict() -> ApiError:
+    return ApiError(
+        ErrorCode.IDEMPOTENCY_CONFLICT,
+        "This Idempotency-Key was used for a different request. Use a new key for a new request.",
+    )
+
+
+def in_progress() -> ApiError:
     return ApiError.retry_later(
-        409,
         ErrorCode.IDEMPOTENCY_IN_PROGRESS,
         "A request with this Idempotency-Key is still running. Retry shortly to get its answer.",
         IN_PROGRESS_RETRY_AFTER,

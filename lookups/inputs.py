@@ -10,7 +10,7 @@ from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
 from lookups.phone import InvalidPhone, ParsedPhone, UnknownRegion, parse_phone
-from phoneintel.errors import ErrorCode
+from phoneintel.errors import ApiError, ErrorCode
 
 
 @extend_schema_serializer(component_name="Lookup")
@@ -52,6 +52,15 @@ class InputProblem:
     @property
     def summary(self) -> str:
         return f"{self.field or 'The input'}: {self.message}"
+
+
+def problems_error(problems: list[InputProblem]) -> ApiError:
+    """The 422 for an input's problems: the first one says it, `details` lists them all."""
+    return ApiError(
+        problems[0].code,
+        problems[0].summary,
+        details=[problem.as_detail() for problem in problems],
+    )
 
 
 def check_input(item, *, pointer: str = "") -> ParsedPhone | list[InputProblem]:

@@ -5,9 +5,14 @@ from functools import cache
 from drf_spectacular.utils import OpenApiExample, PolymorphicProxySerializer, inline_serializer
 from rest_framework import serializers
 
+from lookups.idempotency import conflict, in_progress, key_required
+from lookups.inputs import check_input, problems_error
 from lookups.models import LookupProduct
 from lookups.phone import NUMBER_TYPES
 from lookups.risk import LEVELS, REASON_CHOICES
+from lookups.services import paused
+from phoneintel.errors import ErrorCode
+from phoneintel.openapi import register_error_examples
 
 
 def _phone_number():
@@ -276,3 +281,15 @@ def bulk_examples() -> list[OpenApiExample]:
             status_codes=["200"],
         ),
     ]
+
+
+register_error_examples(
+    {
+        ErrorCode.IDEMPOTENCY_KEY_REQUIRED: key_required,
+        ErrorCode.IDEMPOTENCY_IN_PROGRESS: in_progress,
+        ErrorCode.IDEMPOTENCY_CONFLICT: conflict,
+        ErrorCode.VALIDATION_ERROR: lambda: problems_error(check_input({"phone": "1" * 65})),
+        ErrorCode.INVALID_PHONE: lambda: problems_error(check_input({"phone": "020 7946 0018"})),
+        ErrorCode.SERVICE_UNAVAILABLE: lambda: paused("phone-lookup"),
+    }
+)

@@ -54,12 +54,12 @@ from accounts.services.units import (
 from lookups import selectors
 from lookups.bulk import BULK_SLUG, bulk_items, bulk_request, check_items
 from lookups.idempotency import Claim
-from lookups.inputs import InputProblem, check_input
+from lookups.inputs import check_input, problems_error
 from lookups.models import LookupProduct
 from lookups.phone import ParsedPhone, allocation_carrier_name
 from lookups.risk import assess_risk_from_tally
-from phoneintel.api import render_json, success_body
 from phoneintel.db import hot_cursor
+from phoneintel.envelope import render_json, success_body
 from phoneintel.errors import ApiError, ErrorCode
 
 
@@ -129,20 +129,14 @@ def _charged_answer(*, api_key, product, phones, shape, claim, request_id, now) 
 
 def refuse_if_paused(api_key: ApiKey, slug: str) -> None:
     if api_key.pauses.includes(slug):
-        raise ApiError.retry_later(
-            503,
-            ErrorCode.SERVICE_UNAVAILABLE,
-            f"{slug} is paused for maintenance. Nothing was charged; try again later.",
-            settings.PAUSED_RETRY_AFTER_SECONDS,
-        )
+        raise paused(slug)
 
 
-def problems_error(problems: list[InputProblem]) -> ApiError:
-    return ApiError(
-        422,
-        problems[0].code,
-        problems[0].summary,
-        details=[problem.as_detail() for problem in problems],
+def paused(slug: str) -> ApiError:
+    return ApiError.retry_later(
+        ErrorCode.SERVICE_UNAVAILABLE,
+        f"{slug} is paused for maintenance. Nothing was charged; try again later.",
+        settings.PAUSED_RETRY_AFTER_SECONDS,
     )
 
 

@@ -11,8 +11,9 @@ from catalog.selectors import product_is_paused
 from lookups.browser import protection
 from lookups.browser.checks import browser_check, checker_products
 from lookups.browser.envelope import JWE_MEDIA_TYPE
-from lookups.browser.errors import CheckerErrorCode, CheckerRefused
+from lookups.browser.errors import refusal_response
 from lookups.risk import REASON_LABELS
+from phoneintel.errors import ApiError, ErrorCode
 
 
 def checker_index(request):
@@ -45,9 +46,9 @@ def checker_check(request, slug):
     try:
         product = checker_products().filter(slug=slug).first()
         if product is None:
-            raise CheckerRefused(404, CheckerErrorCode.NOT_FOUND, "No checker for that product.")
+            raise ApiError(ErrorCode.NOT_FOUND, "No checker for that product.")
         check = protection.admit(request, product=product.slug)
         envelope = browser_check(product=product, check=check, now=timezone.now())
-    except CheckerRefused as refused:
-        return refused.response(request)
+    except ApiError as refused:
+        return refusal_response(request, refused)
     return HttpResponse(envelope, content_type=JWE_MEDIA_TYPE)

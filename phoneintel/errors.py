@@ -1,7 +1,9 @@
-"""The one error type of the API.
+"""The one error type, its codes and the one table from code to HTTP status.
 
 Every non-200 answer under /v1/ is an `ApiError` rendered into the contract's
-error envelope by `phoneintel.api`. Views raise; nobody builds error bodies.
+error envelope by `phoneintel.envelope`; the browser checkers raise the same type
+and render it in the same shape. Views raise; nobody builds error bodies, and no
+`raise` names a status: `STATUS` holds it.
 """
 
 from enum import StrEnum
@@ -28,61 +30,105 @@ class ErrorCode(StrEnum):
     QUOTA_EXCEEDED = "quota_exceeded"
     SERVER_ERROR = "server_error"
     SERVICE_UNAVAILABLE = "service_unavailable"
+    # The browser checkers' own refusals (lookups/browser/): never answered under /v1/.
+    INVALID_REQUEST = "invalid_request"
+    FORBIDDEN_ORIGIN = "forbidden_origin"
+    CHECKER_SESSION_REQUIRED = "checker_session_required"
+    CSRF_FAILED = "csrf_failed"
+    CHECKER_TOKEN_INVALID = "checker_token_invalid"  # noqa: S105  (a code, not a secret)
+    CHECKER_TOKEN_EXPIRED = "checker_token_expired"  # noqa: S105
+    PROOF_OF_WORK_INVALID = "proof_of_work_invalid"
 
 
-# Which codes each status may carry; the OpenAPI document is built from this.
+# Every code's HTTP status, in one place.
+STATUS: dict[ErrorCode, int] = {
+    ErrorCode.INVALID_JSON: 400,
+    ErrorCode.IDEMPOTENCY_KEY_REQUIRED: 400,
+    ErrorCode.MISSING_API_KEY: 401,
+    ErrorCode.INVALID_API_KEY: 401,
+    ErrorCode.EXPIRED_API_KEY: 401,
+    ErrorCode.REVOKED_API_KEY: 401,
+    ErrorCode.INACTIVE_API_KEY: 401,
+    ErrorCode.NOT_FOUND: 404,
+    ErrorCode.METHOD_NOT_ALLOWED: 405,
+    ErrorCode.IDEMPOTENCY_IN_PROGRESS: 409,
+    ErrorCode.IDEMPOTENCY_CONFLICT: 409,
+    ErrorCode.PAYLOAD_TOO_LARGE: 413,
+    ErrorCode.VALIDATION_ERROR: 422,
+    ErrorCode.INVALID_PHONE: 422,
+    ErrorCode.RATE_LIMITED: 429,
+    ErrorCode.QUOTA_EXCEEDED: 429,
+    ErrorCode.SERVER_ERROR: 500,
+    ErrorCode.SERVICE_UNAVAILABLE: 503,
+    ErrorCode.INVALID_REQUEST: 400,
+    ErrorCode.FORBIDDEN_ORIGIN: 403,
+    ErrorCode.CHECKER_SESSION_REQUIRED: 403,
+    ErrorCode.CSRF_FAILED: 403,
+    ErrorCode.CHECKER_TOKEN_INVALID: 403,
+    ErrorCode.CHECKER_TOKEN_EXPIRED: 403,
+    ErrorCode.PROOF_OF_WORK_INVALID: 403,
+}
+
+CHECKER_ONLY_CODES = frozenset(
+    {
+        ErrorCode.INVALID_REQUEST,
+        ErrorCode.FORBIDDEN_ORIGIN,
+        ErrorCode.CHECKER_SESSION_REQUIRED,
+        ErrorCode.CSRF_FAILED,
+        ErrorCode.CHECKER_TOKEN_INVALID,
+        ErrorCode.CHECKER_TOKEN_EXPIRED,
+        ErrorCode.PROOF_OF_WORK_INVALID,
+    }
+)
+# The API's codes: the OpenAPI document's ErrorCode enum.
+API_ERROR_CODES: tuple[ErrorCode, ...] = tuple(
+    code for code in ErrorCode if code not in CHECKER_ONLY_CODES
+)
+# Which codes each status may carry on the API; the OpenAPI document is built from this.
 CODES_BY_STATUS: dict[int, tuple[ErrorCode, ...]] = {
-    400: (ErrorCode.INVALID_JSON, ErrorCode.IDEMPOTENCY_KEY_REQUIRED),
-    401: (
-        ErrorCode.MISSING_API_KEY,
-        ErrorCode.INVALID_API_KEY,
-        ErrorCode.EXPIRED_API_KEY,
-        ErrorCode.REVOKED_API_KEY,
-        ErrorCode.INACTIVE_API_KEY,
-    ),
-    404: (ErrorCode.NOT_FOUND,),
-    405: (ErrorCode.METHOD_NOT_ALLOWED,),
-    409: (ErrorCode.IDEMPOTENCY_IN_PROGRESS, ErrorCode.IDEMPOTENCY_CONFLICT),
-    413: (ErrorCode.PAYLOAD_TOO_LARGE,),
-    422: (ErrorCode.VALIDATION_ERROR, ErrorCode.INVALID_PHONE),
-    429: (ErrorCode.RATE_LIMITED, ErrorCode.QUOTA_EXCEEDED),
-    500: (ErrorCode.SERVER_ERROR,),
-    503: (ErrorCode.SERVICE_UNAVAILABLE,),
+    status: tuple(code for code in API_ERROR_CODES if STATUS[code] == status)
+    for status in sorted({STATUS[code] for code in API_ERROR_CODES})
 }
 
 
 class ApiError(APIException):
-    """An error the client gets to see: status, stable code, message, details, headers."""
+    """An error the client gets to see: stable code (and so status), message, details, headers."""
 
     def __init__(
         self,
-        status: int,
         code: ErrorCode,
         message: str,
         *,
         details: list[dict] | None = None,
         headers: dict[str, str] | None = None,
+        retry_after: int | None = None,
     ):
         super().__init__(detail=message, code=code)
-        self.status_code = status
+        self.status_code = STATUS[code]
         self.code = code
         self.message = message
         self.details = details or []
-        self.headers = headers or {}
+        self.headers = dict(headers or {})
+        if retry_after is not None:
+            self.headers["Retry-After"] = str(max(1, int(retry_after)))
 
     @classmethod
     def unauthorized(cls, code: ErrorCode, message: str) -> "ApiError":
-        return cls(401, code, message, headers={"WWW-Authenticate": 'Bearer realm="phoneintel"'})
+        return cls(code, message, headers={"WWW-Authenticate": 'Bearer realm="phoneintel"'})
 
     @classmethod
     def validation(cls, field: str, code: str, message: str) -> "ApiError":
         return cls(
-            422,
             ErrorCode.VALIDATION_ERROR,
             f"{field or 'The request body'}: {message}",
             details=[{"field": field, "code": code, "message": message}],
         )
 
     @classmethod
-    def retry_later(cls, status: int, code: ErrorCode, message: str, retry_after: int):
-        return cls(status, code, message, headers={"Retry-After": str(max(1, int(retry_after)))})
+    def retry_later(cls, code: ErrorCode, message: str, retry_after: int) -> "ApiError":
+        return cls(code, message, retry_after=retry_after)
+
+
+def too_many_requests() -> ApiError:
+    """The 429 of a limit that says no more than that (django-ratelimit on the site's forms)."""
+    return ApiError(ErrorCode.RATE_LIMITED, "Too many requests.", retry_after=60)

@@ -9,8 +9,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.handlers.wsgi import LimitedStream
 from django.utils.module_loading import import_string
 
-from phoneintel.api import error_response, is_api_path
-from phoneintel.errors import ApiError, ErrorCode
+from phoneintel.envelope import error_response, is_api_path, payload_too_large
 
 
 def new_request_id() -> str:
@@ -68,11 +67,7 @@ class ApiBodyLimitMiddleware:
         if is_api_path(request.path) and self._too_large(request):
             return error_response(
                 request,
-                ApiError(
-                    413,
-                    ErrorCode.PAYLOAD_TOO_LARGE,
-                    f"The request body is larger than the limit of {self.limit} bytes.",
-                ),
+                payload_too_large(self.limit),
             )
         return self.get_response(request)
 

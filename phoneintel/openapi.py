@@ -4,12 +4,23 @@ Named components are built once (cached): drf-spectacular refuses two different
 classes under one component name.
 """
 
+from collections.abc import Callable
 from functools import cache
 
-from drf_spectacular.utils import OpenApiExample, OpenApiResponse, inline_serializer
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from drf_spectacular.utils import OpenApiResponse, inline_serializer
 from rest_framework import serializers
 
-from phoneintel.errors import CODES_BY_STATUS, ErrorCode
+from phoneintel.envelope import (
+    invalid_json,
+    method_not_allowed,
+    missing_api_key,
+    not_found,
+    payload_too_large,
+    server_error,
+)
+from phoneintel.errors import API_ERROR_CODES, CODES_BY_STATUS, ApiError, ErrorCode
 
 ERROR_DESCRIPTIONS = {
     400: "Invalid JSON (or a body that is not JSON), or a required Idempotency-Key is missing."
@@ -42,76 +53,27 @@ IDEMPOTENCY_ERROR_STATUS = 409
 
 EXAMPLE_REQUEST_ID = "req_3f2a9c1e8b7d4f60a1b2c3d4e5f60718"
 
-# One realistic error per code: (message, details).
-ERROR_EXAMPLES: dict[ErrorCode, tuple[str, list[dict] | None]] = {
-    ErrorCode.INVALID_JSON: ("The request body is not valid JSON.", None),
-    ErrorCode.IDEMPOTENCY_KEY_REQUIRED: (
-        "Send an Idempotency-Key header with this request.",
-        [{"field": "Idempotency-Key", "code": "required", "message": "This header is required."}],
-    ),
-    ErrorCode.MISSING_API_KEY: (
-        "Send your API key in the header 'Authorization: Bearer <key>'.",
-        None,
-    ),
-    ErrorCode.INVALID_API_KEY: ("The API key is not valid.", None),
-    ErrorCode.EXPIRED_API_KEY: ("This API key has expired. Create a new one in the portal.", None),
-    ErrorCode.REVOKED_API_KEY: ("This API key has been revoked.", None),
-    ErrorCode.INACTIVE_API_KEY: (
-        "This API key is inactive. Contact support if you did not expect this.",
-        None,
-    ),
-    ErrorCode.NOT_FOUND: ("No such endpoint. See /v1/data/openapi.json.", None),
-    ErrorCode.METHOD_NOT_ALLOWED: ('Method "GET" not allowed.', None),
-    ErrorCode.IDEMPOTENCY_IN_PROGRESS: (
-        "A request with this Idempotency-Key is still being processed. Retry shortly.",
-        None,
-    ),
-    ErrorCode.IDEMPOTENCY_CONFLICT: (
-        "This Idempotency-Key was used with a different request.",
-        None,
-    ),
-    ErrorCode.PAYLOAD_TOO_LARGE: (
-        "The request body is larger than the limit of 32768 bytes.",
-        None,
-    ),
-    ErrorCode.VALIDATION_ERROR: (
-        "/phone: Ensure this field has no more than 64 characters.",
-        [
-            {
-                "field": "/phone",
-                "code": "max_length",
-                "message": "Ensure this field has no more than 64 characters.",
-            }
-        ],
-    ),
-    ErrorCode.INVALID_PHONE: (
-        "/phone: A number in national format needs a country.",
-        [
-            {
-                "field": "/phone",
-                "code": "invalid_phone",
-                "message": "A number in national format needs a country.",
-            }
-        ],
-    ),
-    ErrorCode.RATE_LIMITED: (
-        "Rate limit of 600/m for this key exceeded. Retry after 42 s.",
-        None,
-    ),
-    ErrorCode.QUOTA_EXCEEDED: (
-        "This call needs 1 unit(s) but the key has 0 of 1000 left for 2026-11. The quota"
-        " resets at 2026-12-01T00:00:00Z. Nothing was charged.",
-        None,
-    ),
-    ErrorCode.SERVER_ERROR: (
-        "The server failed to answer. Nothing was charged; try again.",
-        None,
-    ),
-    ErrorCode.SERVICE_UNAVAILABLE: (
-        "phone-lookup is paused for maintenance. Nothing was charged; try again later.",
-        None,
-    ),
-}
+# One example per error code, made by the very function that raises it, so the contract
+# shows the messages clients get. Each module registers the errors it raises
+# (`register_error_examples`); the postprocessing hook writes them into every operation,
+# once every app has registered, and refuses to build a document that misses one.
+_ERROR_EXAMPLES: dict[ErrorCode, Callable[[], ApiError]] = {}
+
+
+def register_error_examples(examples: dict[ErrorCode, Callable[[], ApiError]]) -> None:
+    _ERROR_EXAMPLES.update(examples)
+
+
+register_error_examples(
+    {
+        ErrorCode.INVALID_JSON: invalid_json,
+        ErrorCode.MISSING_API_KEY: missing_api_key,
+        ErrorCode.NOT_FOUND: not_found,
+        ErrorCode.METHOD_NOT_ALLOWED: lambda: method_not_allowed("GET"),
+        ErrorCode.PAYLOAD_TOO_LARGE: lambda: payload_too_large(settings.API_MAX_BODY_BYTES),
+        ErrorCode.SERVER_ERROR: server_error,
+    }
+)
 
 
 @cache
@@ -137,7 +99,7 @@ ErrorEnvelope = inline_serializer(
         "error": inline_serializer(
             "Error",
             {
-                "code": serializers.ChoiceField(choices=[c.value for c in ErrorCode]),
+                "code": serializers.ChoiceField(choices=[c.value for c in API_ERROR_CODES]),
                 "message": serializers.CharField(),
                 "requestId": serializers.CharField(help_text="Equals the X-Request-Id header."),
                 "details": _error_details(),
@@ -171,29 +133,20 @@ def envelope(name: str, data, *, authenticated: bool = True):
 
 
 def error_example_value(code: ErrorCode) -> dict:
-    message, details = ERROR_EXAMPLES[code]
-    error = {"code": code.value, "message": message, "requestId": EXAMPLE_REQUEST_ID}
-    if details:
-        error["details"] = details
-    return {"error": error}
-
-
-def _error_example(status: int, code: ErrorCode) -> OpenApiExample:
-    return OpenApiExample(
-        f"{status} {code.value}",
-        value=error_example_value(code),
-        status_codes=[str(status)],
-        response_only=True,
-    )
+    """The documented answer for `code`: its registered error, as the envelope renders it."""
+    if code not in _ERROR_EXAMPLES:
+        raise ImproperlyConfigured(f"No OpenAPI example registered for error code {code}.")
+    error = _ERROR_EXAMPLES[code]()
+    body = {"code": error.code.value, "message": error.message, "requestId": EXAMPLE_REQUEST_ID}
+    if error.details:
+        body["details"] = error.details
+    return {"error": body}
 
 
 def error_responses(*statuses: int) -> dict[int, OpenApiResponse]:
+    """The operation's error statuses; `complete_contract` adds each code's example."""
     return {
-        status: OpenApiResponse(
-            ErrorEnvelope,
-            description=ERROR_DESCRIPTIONS[status],
-            examples=[_error_example(status, code) for code in CODES_BY_STATUS[status]],
-        )
+        status: OpenApiResponse(ErrorEnvelope, description=ERROR_DESCRIPTIONS[status])
         for status in statuses
     }
 
@@ -299,11 +252,10 @@ def _complete_error_responses(operation: dict, authenticated: bool) -> None:
             continue
         media = response.setdefault("content", {}).setdefault("application/json", {})
         media["schema"] = {"$ref": SCHEMAS_REF + _error_component(status)}
-        if not media.get("examples"):
-            media["examples"] = {
-                code.value: {"value": error_example_value(code), "summary": code.value}
-                for code in CODES_BY_STATUS[status]
-            }
+        media["examples"] = {
+            code.value: {"value": error_example_value(code), "summary": code.value}
+            for code in CODES_BY_STATUS[status]
+        }
     operation["responses"] = dict(sorted(responses.items()))
 
 

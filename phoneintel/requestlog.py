@@ -20,7 +20,7 @@ from django.conf import settings
 from django.urls import Resolver404, resolve
 
 from phoneintel import metrics
-from phoneintel.api import is_api_path
+from phoneintel.envelope import is_api_path
 from phoneintel.views import api_not_found
 
 logger = logging.getLogger("phoneintel.requests")

@@ -228,10 +228,10 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_THROTTLE_CLASSES": ["accounts.throttling.ApiKeyRateThrottle"],
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "phoneintel.api.JsonOnlyNegotiation",
-    "DEFAULT_PARSER_CLASSES": ["phoneintel.api.JsonParser"],
-    "DEFAULT_RENDERER_CLASSES": ["phoneintel.api.JsonRenderer"],
-    "EXCEPTION_HANDLER": "phoneintel.api.exception_handler",
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "phoneintel.envelope.JsonOnlyNegotiation",
+    "DEFAULT_PARSER_CLASSES": ["phoneintel.envelope.JsonParser"],
+    "DEFAULT_RENDERER_CLASSES": ["phoneintel.envelope.JsonRenderer"],
+    "EXCEPTION_HANDLER": "phoneintel.envelope.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
     "UNAUTHENTICATED_TOKEN": None,
@@ -246,7 +246,7 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_PATH_PREFIX": r"/v1/",
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {
-        "ErrorCodeEnum": "phoneintel.errors.ErrorCode",
+        "ErrorCodeEnum": "phoneintel.errors.API_ERROR_CODES",
         "RiskReasonEnum": "lookups.risk.REASON_CHOICES",
     },
     "POSTPROCESSING_HOOKS": [

@@ -5,8 +5,14 @@ import sys
 from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt, requires_csrf_token
 
-from phoneintel.api import error_response, is_api_path, not_found, server_error, store_unavailable
-from phoneintel.errors import ApiError, ErrorCode
+from phoneintel.envelope import (
+    error_response,
+    is_api_path,
+    not_found,
+    server_error,
+    store_unavailable,
+)
+from phoneintel.errors import ApiError, ErrorCode, too_many_requests
 from phoneintel.middleware import new_request_id
 
 
@@ -36,7 +42,6 @@ def bad_request(request, exception=None):
         return error_response(
             request,
             ApiError(
-                400,
                 ErrorCode.INVALID_JSON,
                 "The request could not be read: check its Host header and its body.",
             ),
@@ -47,9 +52,7 @@ def bad_request(request, exception=None):
 def ratelimited(request, exception=None):
     """django-ratelimit's refusal on site pages: 429 with a page, never its default 403."""
     if is_api_path(request.path):
-        return error_response(
-            request, ApiError.retry_later(429, ErrorCode.RATE_LIMITED, "Too many requests.", 60)
-        )
+        return error_response(request, too_many_requests())
     response = render(request, "429.html", status=429)
     response["Retry-After"] = "60"
     return response

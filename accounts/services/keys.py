@@ -33,8 +33,20 @@ ROLL_GRACE_MAX = timedelta(hours=24)
 EXPIRY_NOTICE_AHEAD = timedelta(days=7)
 
 
+# What a caller is told for each 401 a key can get (`accounts.authentication` answers them).
+REJECTIONS = {
+    ErrorCode.INVALID_API_KEY: "The API key is not valid.",
+    ErrorCode.REVOKED_API_KEY: "This API key has been revoked.",
+    ErrorCode.EXPIRED_API_KEY: "This API key has expired. Create a new one in the portal.",
+    ErrorCode.INACTIVE_API_KEY: (
+        "This API key is inactive. Contact support if you did not expect this."
+    ),
+}
+
+
 class KeyRejected(Exception):
-    def __init__(self, code: ErrorCode, message: str):
+    def __init__(self, code: ErrorCode, message: str | None = None):
+        message = message or REJECTIONS[code]
         super().__init__(message)
         self.code = code
         self.message = message
@@ -124,12 +136,12 @@ def api_key_authenticate(*, raw: str, now: datetime) -> ApiKey:
     to know whether it may run).
     """
     if not crypto.is_well_formed(raw):
-        raise KeyRejected(ErrorCode.INVALID_API_KEY, "The API key is not valid.")
+        raise KeyRejected(ErrorCode.INVALID_API_KEY)
     key_hash = crypto.hash_key(raw, settings.API_KEY_SECRET)
     period = month_start(now)
     row = first_read(_auth_sql(), [period, key_hash])
     if row is None or not hmac.compare_digest(row[4], key_hash):
-        raise KeyRejected(ErrorCode.INVALID_API_KEY, "The API key is not valid.")
+        raise KeyRejected(ErrorCode.INVALID_API_KEY)
     *key_values, access, user_id, email, units_used, by_product, paused, all_paused = row
     key = ApiKey.from_db(None, _AUTH_KEY_FIELDS, [_aware(value) for value in key_values])
     key.developer = Developer(id=key.developer_id, access=access, user_id=user_id)
@@ -143,16 +155,11 @@ def api_key_authenticate(*, raw: str, now: datetime) -> ApiKey:
     key.pauses = pauses_from(paused, all_paused)
     status = key.status_at(now)
     if status == ApiKey.Status.REVOKED:
-        raise KeyRejected(ErrorCode.REVOKED_API_KEY, "This API key has been revoked.")
+        raise KeyRejected(ErrorCode.REVOKED_API_KEY)
     if status == ApiKey.Status.EXPIRED:
-        raise KeyRejected(
-            ErrorCode.EXPIRED_API_KEY, "This API key has expired. Create a new one in the portal."
-        )
+        raise KeyRejected(ErrorCode.EXPIRED_API_KEY)
     if status == ApiKey.Status.INACTIVE:
-        raise KeyRejected(
-            ErrorCode.INACTIVE_API_KEY,
-            "This API key is inactive. Contact support if you did not expect this.",
-        )
+        raise KeyRejected(ErrorCode.INACTIVE_API_KEY)
     return key
 
 

@@ -21,7 +21,6 @@ class QuotaExceeded(Exception):
     def as_api_error(self, now: datetime) -> ApiError:
         usage = self.usage
         return ApiError.retry_later(
-            429,
             ErrorCode.QUOTA_EXCEEDED,
             f"This call needs {self.units} unit(s) but the key has {usage.units_remaining} of"
             f" {usage.units_quota} left for {usage.period:%Y-%m}. The quota resets at"

@@ -12,11 +12,11 @@ from django.db import connection
 from catalog.models import Product
 from catalog.selectors import product_is_paused
 from lookups.browser.envelope import seal
-from lookups.browser.errors import CheckerErrorCode, CheckerRefused
 from lookups.browser.protection import CheckRequest
-from lookups.inputs import check_input
+from lookups.inputs import check_input, problems_error
 from lookups.models import BrowserCheckCount, LookupProduct
 from lookups.services import lookup_results
+from phoneintel.errors import ApiError, ErrorCode
 
 _COUNTS = BrowserCheckCount._meta.db_table
 
@@ -33,15 +33,14 @@ def checker_products():
 def browser_check(*, product: Product, check: CheckRequest, now: datetime) -> str:
     """The result for the page, as a compact JWE only that page can open."""
     if product_is_paused(slug=product.slug):
-        raise CheckerRefused(
-            503,
-            CheckerErrorCode.SERVICE_UNAVAILABLE,
+        raise ApiError(
+            ErrorCode.SERVICE_UNAVAILABLE,
             f"{product.name} is paused for maintenance. Try again later.",
             retry_after=settings.PAUSED_RETRY_AFTER_SECONDS,
         )
     parsed = check_input(check.lookup_input)
     if isinstance(parsed, list):
-        raise CheckerRefused.from_problems(parsed)
+        raise problems_error(parsed)
     (result,) = lookup_results(product=LookupProduct(product.slug), phones=[parsed], now=now)
     browser_check_count(product_id=product.pk, day=now.astimezone(UTC).date())
     return seal({"product": product.slug, "result": result}, check.recipient)

@@ -35,7 +35,7 @@ from jwcrypto import jwk
 from rest_framework.authentication import CSRFCheck
 
 from lookups.browser.envelope import InvalidPublicKey, recipient_key
-from lookups.browser.errors import CheckerErrorCode, CheckerRefused
+from phoneintel.errors import ApiError, ErrorCode
 
 SESSION_COOKIE = "phoneintel_checker"
 SESSION_COOKIE_PATH = "/checkers/"
@@ -100,12 +100,12 @@ def issue_token(*, session: CheckerSession, product: str) -> str:
 def admit(request, *, product: str) -> CheckRequest:
     """The check a browser asked for, once every layer above let it through."""
     if request.method != "POST":
-        raise CheckerRefused(405, CheckerErrorCode.METHOD_NOT_ALLOWED, "Use POST.")
+        raise ApiError(ErrorCode.METHOD_NOT_ALLOWED, "Use POST.")
     _require_same_origin(request)
     session = existing_session(request)
     if session is None:
-        raise CheckerRefused.forbidden(
-            CheckerErrorCode.CHECKER_SESSION_REQUIRED,
+        raise ApiError(
+            ErrorCode.CHECKER_SESSION_REQUIRED,
             "This route answers the checker pages only, in a browser session." + RELOAD,
         )
     _require_csrf(request)
@@ -115,7 +115,7 @@ def admit(request, *, product: str) -> CheckRequest:
     try:
         recipient = recipient_key(body.get("publicKey"))
     except InvalidPublicKey as error:
-        raise CheckerRefused(400, CheckerErrorCode.INVALID_REQUEST, str(error)) from None
+        raise ApiError(ErrorCode.INVALID_REQUEST, str(error)) from None
     _spend_proof_of_work(body, bits=pow_bits)
     lookup_input = {name: body[name] for name in ("phone", "country") if name in body}
     return CheckRequest(lookup_input=lookup_input, recipient=recipient)
@@ -128,8 +128,8 @@ def _require_same_origin(request) -> None:
     if (fetch_site is not None and fetch_site != "same-origin") or (
         origin not in (own, *settings.CSRF_TRUSTED_ORIGINS)
     ):
-        raise CheckerRefused.forbidden(
-            CheckerErrorCode.FORBIDDEN_ORIGIN,
+        raise ApiError(
+            ErrorCode.FORBIDDEN_ORIGIN,
             "This route answers this site's checker pages only. Developers: use the API"
             " under /v1/ with your key.",
         )
@@ -141,9 +141,7 @@ def _require_csrf(request) -> None:
     check = CSRFCheck(lambda request: None)
     check.process_request(request)
     if check.process_view(request, None, (), {}):
-        raise CheckerRefused.forbidden(
-            CheckerErrorCode.CSRF_FAILED, "The CSRF check failed." + RELOAD
-        )
+        raise ApiError(ErrorCode.CSRF_FAILED, "The CSRF check failed." + RELOAD)
 
 
 def _enforce_limits(request, session: CheckerSession) -> None:
@@ -153,9 +151,8 @@ def _enforce_limits(request, session: CheckerSession) -> None:
     for group, value, rate in limits:
         usage = get_usage(request, group=group, key=_fixed(value), rate=rate, increment=True)
         if usage and usage["should_limit"]:
-            raise CheckerRefused(
-                429,
-                CheckerErrorCode.RATE_LIMITED,
+            raise ApiError(
+                ErrorCode.RATE_LIMITED,
                 f"Too many checks: at most {describe_rates([rate])}. Try again later.",
                 retry_after=usage["time_left"],
             )
@@ -176,30 +173,26 @@ def _fixed(value: str):
 
 def _read_body(request) -> dict:
     if request.content_type != "application/json":
-        raise CheckerRefused(400, CheckerErrorCode.INVALID_REQUEST, "Send the check as JSON.")
+        raise ApiError(ErrorCode.INVALID_REQUEST, "Send the check as JSON.")
     try:
         length = int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
         length = 0
     if length > settings.CHECKER_MAX_BODY_BYTES:
-        raise CheckerRefused(
-            413,
-            CheckerErrorCode.PAYLOAD_TOO_LARGE,
+        raise ApiError(
+            ErrorCode.PAYLOAD_TOO_LARGE,
             f"The request body is larger than {settings.CHECKER_MAX_BODY_BYTES} bytes.",
         )
     try:
         body = json.loads(request.body)
     except ValueError:
-        raise CheckerRefused(
-            400, CheckerErrorCode.INVALID_REQUEST, "The request body is not valid JSON."
-        ) from None
+        raise ApiError(ErrorCode.INVALID_REQUEST, "The request body is not valid JSON.") from None
     if not isinstance(body, dict):
-        raise CheckerRefused(400, CheckerErrorCode.INVALID_REQUEST, "Send a JSON object.")
+        raise ApiError(ErrorCode.INVALID_REQUEST, "Send a JSON object.")
     unknown = sorted(set(body) - BODY_FIELDS)
     if unknown:
-        raise CheckerRefused(
-            400,
-            CheckerErrorCode.INVALID_REQUEST,
+        raise ApiError(
+            ErrorCode.INVALID_REQUEST,
             f"Unknown properties: {', '.join(unknown)}; allowed: {', '.join(sorted(BODY_FIELDS))}.",
         )
     return body
@@ -208,16 +201,14 @@ def _read_body(request) -> dict:
 def _verify_token(token, *, session: CheckerSession, product: str) -> int:
     """The token's proof-of-work difficulty, if it was issued to this session for this product."""
     if not isinstance(token, str):
-        raise CheckerRefused.forbidden(
-            CheckerErrorCode.CHECKER_TOKEN_INVALID, "The checker token is missing." + RELOAD
-        )
+        raise ApiError(ErrorCode.CHECKER_TOKEN_INVALID, "The checker token is missing." + RELOAD)
     try:
         payload = signing.TimestampSigner(salt=_TOKEN_SALT).unsign_object(
             token, max_age=settings.CHECKER_TOKEN_MAX_AGE
         )
     except signing.SignatureExpired:
-        raise CheckerRefused.forbidden(
-            CheckerErrorCode.CHECKER_TOKEN_EXPIRED,
+        raise ApiError(
+            ErrorCode.CHECKER_TOKEN_EXPIRED,
             "This page has been open too long: its checker token expired." + RELOAD,
         ) from None
     except signing.BadSignature:
@@ -227,8 +218,8 @@ def _verify_token(token, *, session: CheckerSession, product: str) -> int:
         or payload.get("s") != session.binding
         or payload.get("p") != product
     ):
-        raise CheckerRefused.forbidden(
-            CheckerErrorCode.CHECKER_TOKEN_INVALID,
+        raise ApiError(
+            ErrorCode.CHECKER_TOKEN_INVALID,
             "The checker token was not issued to this session for this checker." + RELOAD,
         )
     return int(payload["b"])
@@ -246,18 +237,14 @@ def leading_zero_bits_at_least(digest: bytes, bits: int) -> bool:
 def _spend_proof_of_work(body: dict, *, bits: int) -> None:
     nonce = body.get("proofOfWork")
     if not isinstance(nonce, str) or not _NONCE.fullmatch(nonce):
-        raise CheckerRefused.forbidden(
-            CheckerErrorCode.PROOF_OF_WORK_INVALID, "The proof of work is missing."
-        )
+        raise ApiError(ErrorCode.PROOF_OF_WORK_INVALID, "The proof of work is missing.")
     digest = proof_of_work_digest(
         token=body["checkerToken"], public_jwk=body["publicKey"], nonce=nonce
     )
     if not leading_zero_bits_at_least(digest, bits):
-        raise CheckerRefused.forbidden(
-            CheckerErrorCode.PROOF_OF_WORK_INVALID, "The proof of work does not solve the puzzle."
+        raise ApiError(
+            ErrorCode.PROOF_OF_WORK_INVALID, "The proof of work does not solve the puzzle."
         )
     # Spent once: the same work cannot pay for a second check while the token lives.
     if not cache.add(f"checker-pow:{digest.hex()}", 1, timeout=settings.CHECKER_TOKEN_MAX_AGE):
-        raise CheckerRefused.forbidden(
-            CheckerErrorCode.PROOF_OF_WORK_INVALID, "This proof of work was already used."
-        )
+        raise ApiError(ErrorCode.PROOF_OF_WORK_INVALID, "This proof of work was already used.")

@@ -10,7 +10,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from rest_framework import serializers
 from rest_framework.views import APIView
 
-from phoneintel.api import success
+from phoneintel.envelope import success
 from phoneintel.urls import handler400, handler404, handler500  # noqa: F401  (Django reads them here)
 from phoneintel.urls import urlpatterns as real_urlpatterns
 

@@ -22,7 +22,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
 from phoneintel import metrics
-from phoneintel.errors import ApiError, ErrorCode
+from phoneintel.errors import ApiError, ErrorCode, too_many_requests
 
 logger = logging.getLogger(__name__)
 
@@ -78,7 +78,8 @@ def json_response(content: bytes, status: int = 200) -> HttpResponse:
 
 def error_body(request, error: ApiError) -> dict:
     body = {"code": str(error.code), "message": error.message, "requestId": request.request_id}
-    request.log_context["code"] = body["code"]
+    # Absent when a store failed before RequestContextMiddleware could run.
+    getattr(request, "log_context", {})["code"] = body["code"]
     if error.details:
         body["details"] = error.details
     return {"error": body}
@@ -107,30 +108,24 @@ def as_api_error(exc: Exception) -> ApiError:
     if isinstance(exc, ApiError):
         return exc
     if isinstance(exc, Ratelimited):
-        return ApiError.retry_later(429, ErrorCode.RATE_LIMITED, "Too many requests.", 60)
+        return too_many_requests()
     if isinstance(exc, drf.ValidationError):
         return _validation_error(exc)
     if isinstance(exc, drf.ParseError):
-        return ApiError(400, ErrorCode.INVALID_JSON, "The request body is not valid JSON.")
+        return invalid_json()
     if isinstance(exc, drf.UnsupportedMediaType):
         return ApiError(
-            400,
             ErrorCode.INVALID_JSON,
             "Send the request body as JSON (Content-Type: application/json).",
         )
     if isinstance(exc, (drf.NotAuthenticated, drf.AuthenticationFailed)):
-        return ApiError.unauthorized(
-            ErrorCode.MISSING_API_KEY,
-            "Send your API key in the header 'Authorization: Bearer <key>'.",
-        )
+        return missing_api_key()
     if isinstance(exc, (drf.NotFound, Http404)):
         return not_found()
     if isinstance(exc, drf.MethodNotAllowed):
-        return ApiError(405, ErrorCode.METHOD_NOT_ALLOWED, str(exc.detail))
+        return method_not_allowed(exc.args[0] if exc.args else "")
     if isinstance(exc, drf.Throttled):
-        return ApiError.retry_later(
-            429, ErrorCode.RATE_LIMITED, "Too many requests.", exc.wait or 1
-        )
+        return ApiError.retry_later(ErrorCode.RATE_LIMITED, "Too many requests.", exc.wait or 1)
     if isinstance(exc, (drf.PermissionDenied, PermissionDenied)):
         return ApiError.unauthorized(ErrorCode.INVALID_API_KEY, "This API key may not do that.")
     # Anything else is our fault: log it in full here, tell the client nothing of it.
@@ -169,20 +164,39 @@ def store_unavailable(exc: BaseException | None, request) -> ApiError | None:
         getattr(request, "request_id", "a request"),
     )
     return ApiError.retry_later(
-        503,
         ErrorCode.SERVICE_UNAVAILABLE,
         "The service is briefly unavailable. Nothing was charged; try again.",
         settings.STORE_RETRY_AFTER_SECONDS,
     )
 
 
+def invalid_json() -> ApiError:
+    return ApiError(ErrorCode.INVALID_JSON, "The request body is not valid JSON.")
+
+
+def missing_api_key() -> ApiError:
+    return ApiError.unauthorized(
+        ErrorCode.MISSING_API_KEY, "Send your API key in the header 'Authorization: Bearer <key>'."
+    )
+
+
+def method_not_allowed(method: str) -> ApiError:
+    return ApiError(ErrorCode.METHOD_NOT_ALLOWED, f'Method "{method}" not allowed.')
+
+
+def payload_too_large(limit: int) -> ApiError:
+    return ApiError(
+        ErrorCode.PAYLOAD_TOO_LARGE, f"The request body is larger than the limit of {limit} bytes."
+    )
+
+
 def not_found() -> ApiError:
-    return ApiError(404, ErrorCode.NOT_FOUND, "No such endpoint. See /v1/data/openapi.json.")
+    return ApiError(ErrorCode.NOT_FOUND, "No such endpoint. See /v1/data/openapi.json.")
 
 
 def server_error() -> ApiError:
     return ApiError(
-        500, ErrorCode.SERVER_ERROR, "The server failed to answer. Nothing was charged; try again."
+        ErrorCode.SERVER_ERROR, "The server failed to answer. Nothing was charged; try again."
     )
 
 
@@ -190,9 +204,7 @@ def _validation_error(exc: drf.ValidationError) -> ApiError:
     details = list(_flatten(exc.get_full_details(), ""))
     first = details[0] if details else {"field": "", "message": "Invalid request."}
     where = first["field"] or "The request body"
-    return ApiError(
-        422, ErrorCode.VALIDATION_ERROR, f"{where}: {first['message']}", details=details
-    )
+    return ApiError(ErrorCode.VALIDATION_ERROR, f"{where}: {first['message']}", details=details)
 
 
 def _flatten(node, pointer: str):
