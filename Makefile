@@ -63,7 +63,7 @@ bench: $(INSTALLED)
 
 schemathesis: $(INSTALLED)
 	@$(TEST_ENV) $(PY) scripts/check_services.py
-	$(TEST_ENV) $(PY) scripts/run_schemathesis.py
+	$(TEST_ENV) $(PY) -m scripts.run_schemathesis
 
 clean:
 	rm -rf $(VENV) staticfiles db.sqlite3

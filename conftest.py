@@ -1,20 +1,16 @@
 """Fixtures shared by every app's tests: real PostgreSQL, real Redis, real servers."""
 
 import os
-import signal
-import socket
 import subprocess
-import sys
-import time
 from pathlib import Path
 
-import httpx
 import pytest
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
 
 from accounts.services import api_key_create, developer_get_or_create_approved
+from harness.app import Server, start_gunicorn, stop
 
 ROOT = Path(__file__).resolve().parent
 
@@ -86,34 +82,16 @@ def bearer():
     return headers
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class LiveServer:
-    def __init__(self, process: subprocess.Popen, port: int, log: Path):
-        self.process = process
-        self.url = f"http://127.0.0.1:{port}"
-        self.port = port
-        self.log = log
-
-    def log_lines(self) -> list[str]:
-        """What the server has written to stdout and stderr so far."""
-        return self.log.read_text(errors="replace").splitlines()
-
-
 @pytest.fixture
 def gunicorn_server(transactional_db, tmp_path):
     """Starts real gunicorn processes on the test database; stops them afterwards.
 
-    They run in the repository's root with its gunicorn.conf.py, as in production.
-    `environ`, `env` and keywords add to their environment (another DATABASE_URL,
-    REDIS_URL, timeouts); `args` are more gunicorn options; `server.log_lines()` reads
-    what they logged, or `output` takes it instead.
+    They run in the repository's root with its gunicorn.conf.py, as in production
+    (harness/app.py). `environ`, `env` and keywords add to their environment (another
+    DATABASE_URL, REDIS_URL, timeouts); `args` are more gunicorn options;
+    `server.log_lines()` reads what they logged, or `output` takes it instead.
     """
-    servers: list[LiveServer] = []
+    servers: list[Server] = []
 
     def start(
         workers: int = 1,
@@ -123,7 +101,7 @@ def gunicorn_server(transactional_db, tmp_path):
         args: tuple = (),
         output=None,
         **extra_env: str,
-    ) -> LiveServer:
+    ) -> Server:
         environ = {**(environ or {}), **(env or {}), **extra_env}
         return _start_gunicorn(servers, tmp_path, workers, environ, args=args, output=output)
 
@@ -138,20 +116,20 @@ def module_gunicorn(django_db_setup, tmp_path_factory):
     It holds no database connection between requests (CONN_MAX_AGE=0), so the flush after
     each test does not wait for it.
     """
-    servers: list[LiveServer] = []
+    servers: list[Server] = []
     yield _start_gunicorn(servers, tmp_path_factory.mktemp("gunicorn"), 1)
     _stop_gunicorn(servers)
 
 
 def _start_gunicorn(
-    servers: list[LiveServer],
+    servers: list[Server],
     log_dir: Path,
     workers: int,
     environ: dict | None = None,
     *,
     args: tuple = (),
     output=None,
-) -> LiveServer:
+) -> Server:
     env = {
         **os.environ,
         "DATABASE_URL": _test_database_url(),
@@ -159,43 +137,15 @@ def _start_gunicorn(
         "CONN_MAX_AGE": "0",
         **(environ or {}),
     }
-    port = _free_port()
-    log = log_dir / f"gunicorn-{port}.log"
-    with log.open("wb") as own_output:
-        process = subprocess.Popen(
-            [
-                sys.executable, "-m", "gunicorn",
-                "--config", str(ROOT / "gunicorn.conf.py"),
-                "--bind", f"127.0.0.1:{port}",
-                "--workers", str(workers),
-                "--log-level", "warning",
-                *args,
-                "phoneintel.wsgi",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=output or own_output,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )  # fmt: skip
-    server = LiveServer(process, port, log)
+    log = None if output is not None else log_dir / f"gunicorn-{len(servers)}.log"
+    server = start_gunicorn(env, workers=workers, log=log, output=output, args=args, timeout=20)
     servers.append(server)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(server.url + "/healthz", timeout=1).raise_for_status()
-            return server
-        except httpx.TransportError:
-            if process.poll() is not None:
-                raise RuntimeError("gunicorn exited at start:\n" + log.read_text()) from None
-            time.sleep(0.1)
-    raise RuntimeError("gunicorn did not start in 20 s")
+    return server
 
 
-def _stop_gunicorn(servers: list[LiveServer]) -> None:
+def _stop_gunicorn(servers: list[Server]) -> None:
     for server in servers:
-        os.killpg(server.process.pid, signal.SIGTERM)
-        server.process.wait(timeout=10)
+        stop(server)
         # Shown with the test's report when it fails.
         print(f"--- gunicorn on port {server.port} ---", *server.log_lines()[-50:], sep="\n")
 

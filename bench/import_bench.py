@@ -25,7 +25,7 @@ from pathlib import Path
 import phonenumbers
 import psycopg
 
-from bench.common import ROOT, database_url, manage, reset_database
+from harness.app import ROOT, database_url, manage, reset_database
 from lookups.risk import REPORT_CATEGORIES
 
 RESULTS = ROOT / "bench" / "results" / "import.json"

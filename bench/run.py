@@ -10,11 +10,9 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -27,18 +25,28 @@ from statistics import median
 import psycopg
 import redis
 
-from bench.common import ROOT, database_url, manage, reset_database
+from harness.app import (
+    ROOT,
+    AppError,
+    Server,
+    database_url,
+    issue_key,
+    manage,
+    reset_database,
+    start_gunicorn,
+    stop,
+)
 from harness.wire import WireCounter
 
 RESULTS = ROOT / "bench" / "results" / "latest.json"
-SERVER_LOG = ROOT / "bench" / "results" / "gunicorn.log"
+# The servers' logs (JSON, one line per API request, as in production), one file each.
+SERVER_LOGS = ROOT / "bench" / "results"
 
 DATABASE_NAME = "phoneintel_bench"
 REDIS_DB = 14
 # Servers by name: the project's settings, and the same with /v1/ through the site's
 # middleware too (what the lean API middleware saves).
 SERVERS = {"lean": "bench.settings", "all-mw": "bench.settings_site_middleware"}
-READY_PATH = "/bench/bare"
 WORKERS = 2
 WRK_THREADS = 1
 WRK_CONNECTIONS = 8
@@ -138,18 +146,21 @@ def main() -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     env = bench_env()
     wrk = ensure_wrk()
-    reset_database(DATABASE_NAME)
-    redis.Redis.from_url(env["REDIS_URL"]).flushdb()
-    manage(env, "migrate", "--noinput", "-v0")
-    api_key = issue_key(env)
-
-    servers: dict[str, tuple[subprocess.Popen, str]] = {}
+    servers: dict[str, Server] = {}
     try:
+        reset_database(DATABASE_NAME)
+        redis.Redis.from_url(env["REDIS_URL"]).flushdb()
+        manage(env, "migrate", "--noinput", "-v0")
+        api_key = issue_key(env, email="bench@example.test", name="Bench")
         round_trips = count_round_trips(env, api_key)
         for name, settings_module in SERVERS.items():
-            servers[name] = start_gunicorn(env | {"DJANGO_SETTINGS_MODULE": settings_module})
+            servers[name] = start_gunicorn(
+                env | {"DJANGO_SETTINGS_MODULE": settings_module},
+                workers=WORKERS,
+                log=SERVER_LOGS / f"gunicorn-{name}.log",
+            )
         for scenario in SCENARIOS:
-            verify(servers[scenario.server][1], scenario, api_key)
+            verify(servers[scenario.server].url, scenario, api_key)
         with tempfile.TemporaryDirectory(prefix="bench-") as scripts:
             rounds = []
             for number in range(1, ROUNDS + 1):
@@ -162,11 +173,11 @@ def main() -> int:
                         for scenario in SCENARIOS
                     ]
                 )
-    except BenchError as error:
+    except (BenchError, AppError) as error:
         print(f"bench: {error}", file=sys.stderr)
         return 1
     finally:
-        for server, _url in servers.values():
+        for server in servers.values():
             stop(server)
 
     report(rounds, round_trips)
@@ -208,79 +219,6 @@ def ensure_wrk() -> str:
     return wrk
 
 
-def issue_key(env: dict[str, str]) -> str:
-    output = manage(
-        env,
-        *("apikey", "create", "--email", "bench@example.test", "--name", "Bench"),
-        *("--rate-limit", "1000000/m", "--quota", "100000000", "--json"),
-    )
-    return json.loads(output.strip().splitlines()[-1])["key"]
-
-
-# --- Server ----------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def start_gunicorn(env: dict[str, str], workers: int = WORKERS) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "gunicorn",
-        *("--config", str(ROOT / "gunicorn.conf.py")),
-        *("--bind", f"127.0.0.1:{port}"),
-        *("--workers", str(workers)),
-        *("--log-level", "warning"),
-        "phoneintel.wsgi",
-    ]
-    # One JSON line per API request: to a file, as in production, not to this terminal.
-    log_path = SERVER_LOG.with_name(f"gunicorn-{port}.log")
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with log_path.open("wb") as log:
-        # Its own session, so it can be stopped as a group and Ctrl-C reaches only us.
-        server = subprocess.Popen(command, cwd=ROOT, env=env, stderr=log, start_new_session=True)
-    base_url = f"http://127.0.0.1:{port}"
-    try:
-        wait_ready(server, base_url + READY_PATH)
-    except BaseException:
-        stop(server)
-        raise
-    return server, base_url
-
-
-def wait_ready(server: subprocess.Popen, url: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise BenchError(
-                f"gunicorn exited at start ({server.returncode}); see {SERVER_LOG.parent}."
-            )
-        try:
-            with urllib.request.urlopen(url, timeout=1):
-                return
-        except urllib.error.HTTPError:
-            return  # Up, if unwell: verify() shows what it answers.
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            time.sleep(0.1)
-    raise BenchError(f"gunicorn did not answer within {timeout:.0f} s.")
-
-
-def stop(server: subprocess.Popen) -> None:
-    try:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=15)
-    except ProcessLookupError:
-        pass
-    except subprocess.TimeoutExpired:
-        os.killpg(server.pid, signal.SIGKILL)
-        server.wait()
-
-
 # --- Round trips -----------------------------------------------------------
 
 
@@ -293,7 +231,7 @@ def count_round_trips(env: dict[str, str], api_key: str) -> dict[str, tuple[floa
     counted = {}
     server = None
     try:
-        server, base_url = start_gunicorn(
+        server = start_gunicorn(
             env
             | {
                 "DATABASE_URL": _with_port(postgres_url, postgres.port),
@@ -302,16 +240,17 @@ def count_round_trips(env: dict[str, str], api_key: str) -> dict[str, tuple[floa
                 "GUNICORN_THREADS": "1",
             },
             workers=1,
+            log=SERVER_LOGS / "gunicorn-counted.log",
         )
         for scenario in SCENARIOS:
             if scenario.server != "lean":
                 continue
             for _ in range(WARMUP_REQUESTS):
-                verify(base_url, scenario, api_key)
+                verify(server.url, scenario, api_key)
             postgres.reset()
             redis_.reset()
             for _ in range(COUNTED_REQUESTS):
-                verify(base_url, scenario, api_key)
+                verify(server.url, scenario, api_key)
             counted[scenario.name] = (
                 postgres.count / COUNTED_REQUESTS,
                 redis_.count / COUNTED_REQUESTS,
@@ -417,14 +356,14 @@ def run_wrk(wrk: str, url: str, script: Path, seconds: int) -> str:
 
 def measure(
     wrk: str,
-    server: tuple[subprocess.Popen, str],
+    server: Server,
     scenario: Scenario,
     api_key: str,
     scripts: Path,
     env: dict[str, str],
 ) -> Result:
-    process, base_url = server
-    url = base_url + scenario.path
+    process = server.process
+    url = server.url + scenario.path
     print(f"  {scenario.name}: warm-up {WARMUP_SECONDS} s, then {SECONDS} s ...", flush=True)
     answers_before = stored_answers(env)
     outputs = []

@@ -20,6 +20,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from accounts.models import MonthlyUsage
+from harness.app import free_port
 from phoneintel.metrics import failed_store
 
 TOKEN = "metrics-token-0123456789"
@@ -225,16 +226,10 @@ def test_store_errors_are_told_apart():
     assert failed_store(ValueError("not a store")) is None
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture
 def private_redis(tmp_path):
     """A redis-server of this test's own, to be killed by it."""
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
         ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no"],
         cwd=tmp_path,

@@ -4,7 +4,6 @@ import os
 import queue
 import re
 import signal
-import socket
 import subprocess
 import threading
 import time
@@ -12,6 +11,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from harness.app import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY_LINE = re.compile(r"^(pi_beta_[0-9A-Za-z]{38})$")
@@ -23,17 +24,11 @@ TEST_ONLY = {"DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY", "API_KEY_SECRET
              "MAKEFLAGS", "MAKELEVEL"}  # fmt: skip
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.mark.live
 def test_make_run_from_a_fresh_clone_serves_with_a_working_demo_key(tmp_path):
     clone = tmp_path / "phoneintel"
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in TEST_ONLY} | {"PORT": str(port)}
     process = subprocess.Popen(
         ["make", "run"], cwd=clone, env=env, start_new_session=True,
