@@ -87,6 +87,16 @@ class Server:
         """What the server has written to stdout and stderr so far."""
         return self.log.read_text(errors="replace").splitlines() if self.log else []
 
+    def wait_for_line(self, predicate, timeout: float = 5) -> str | None:
+        """The first logged line that `predicate` accepts, waiting up to `timeout` seconds:
+        gunicorn writes its access line after the response has gone out."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = next((line for line in self.log_lines() if predicate(line)), None)
+            if found is not None or time.monotonic() >= deadline:
+                return found
+            time.sleep(0.05)
+
 
 def start_gunicorn(
     env: dict[str, str],

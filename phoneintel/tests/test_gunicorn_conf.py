@@ -43,8 +43,10 @@ def test_the_access_log_has_no_query_string_and_no_header(gunicorn_server, make_
         },
     )
     assert response.status_code == 200
-    access = [line for line in server.log_lines() if '"gunicorn.access"' in line]
-    assert any('\\"GET /v1/data/account\\" 200' in line for line in access)
+    access = server.wait_for_line(
+        lambda line: '"gunicorn.access"' in line and '\\"GET /v1/data/account\\" 200' in line
+    )
+    assert access is not None
     log = "\n".join(server.log_lines())
     for secret in (raw, "4155550123", "4155550199", "4155550177", "phone="):
         assert secret not in log
