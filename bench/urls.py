@@ -30,8 +30,8 @@ _COUNT = "redis.call('INCR', KEYS[1]) return redis.call('GET', KEYS[2])"
 _FLOOR_PERIOD = "2000-01-01"
 _READ_SQL = f"SELECT id, monthly_quota FROM {ApiKey._meta.db_table} ORDER BY id LIMIT 1"  # noqa: S608
 _UPSERT_SQL = f"""
-    INSERT INTO {MonthlyUsage._meta.db_table} (api_key_id, period, units_used)
-    VALUES (%s, %s, 1)
+    INSERT INTO {MonthlyUsage._meta.db_table} (api_key_id, period, units_used, units_by_product)
+    VALUES (%s, %s, 1, '{{}}')
     ON CONFLICT (api_key_id, period) DO UPDATE
         SET units_used = {MonthlyUsage._meta.db_table}.units_used + 1
     RETURNING units_used
@@ -84,7 +84,8 @@ class Floor(FloorGet):
 
 urlpatterns = [
     path("bench/bare", bare),
-    path("bench/floor", Floor.as_view()),
-    path("bench/floor-get", FloorGet.as_view()),
+    # Under /v1/, so the floors pass the same middleware as every API request.
+    path("v1/bench/floor", Floor.as_view()),
+    path("v1/bench/floor-get", FloorGet.as_view()),
     *real_urlpatterns,
 ]
