@@ -207,7 +207,9 @@ CONTENT_SECURITY_POLICY = {
     },
 }
 # Load balancers probe the health endpoints over plain HTTP.
-SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+# Load balancers and Prometheus talk to the processes directly, often over plain HTTP inside
+# the network: a redirect would only fail their checks and scrapes.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 if env.bool("BEHIND_TLS_PROXY", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 

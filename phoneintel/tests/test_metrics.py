@@ -320,3 +320,11 @@ def test_units_are_summed_over_two_workers(gunicorn_server, make_key, tmp_path):
     assert len(by_worker) == 2, "every lookup went to one worker"
     assert sum(by_worker.values()) == lookups
     assert MonthlyUsage.objects.get(api_key=key).units_used == lookups
+
+
+def test_a_scrape_over_plain_http_is_not_redirected(client, settings):
+    settings.METRICS_TOKEN = TOKEN
+    settings.SECURE_SSL_REDIRECT = True
+    assert client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {TOKEN}").status_code == 200
+    assert client.get("/metrics").status_code == 404
+    assert client.get("/products/").status_code == 301
