@@ -39,7 +39,8 @@ wsgi_app = "phoneintel.wsgi:application"
 
 # A process per CPU keeps every core busy with Python; threads overlap the waits on
 # PostgreSQL and Redis (most of a lookup's time) without a process each. Each thread
-# holds its own PostgreSQL connection: workers x threads connections in all.
+# holds its own PostgreSQL connection: workers x threads connections in all. Threads per
+# worker stay fixed, so the threads (and connections) grow with the CPU count, not its square.
 worker_class = "gthread"
 workers = _int("GUNICORN_WORKERS", max(2, _cpus()))
 threads = _int("GUNICORN_THREADS", 4)
