@@ -23,19 +23,8 @@ from pathlib import Path
 from statistics import median
 
 import psycopg
-import redis
 
-from harness.app import (
-    ROOT,
-    AppError,
-    Server,
-    database_url,
-    issue_key,
-    manage,
-    reset_database,
-    start_gunicorn,
-    stop,
-)
+from harness.app import ROOT, AppError, Server, fresh_app, start_gunicorn, stop, tool_env
 from harness.wire import WireCounter
 
 RESULTS = ROOT / "bench" / "results" / "latest.json"
@@ -149,10 +138,7 @@ def main() -> int:
     wrk = ensure_wrk()
     servers: dict[str, Server] = {}
     try:
-        reset_database(DATABASE_NAME)
-        redis.Redis.from_url(env["REDIS_URL"]).flushdb()
-        manage(env, "migrate", "--noinput", "-v0")
-        api_key = issue_key(env, email="bench@example.test", name="Bench")
+        api_key = fresh_app(env, email="bench@example.test", name="Bench", demo_data=False)
         round_trips = count_round_trips(env, api_key)
         for name, settings_module in SERVERS.items():
             servers[name] = start_gunicorn(
@@ -194,19 +180,16 @@ def main() -> int:
 
 def bench_env() -> dict[str, str]:
     """The Makefile's env with the bench's own database and Redis DB."""
-    base_redis = os.environ["REDIS_URL"].rsplit("/", 1)[0]
-    return {
-        **os.environ,
-        "DATABASE_URL": database_url(DATABASE_NAME),
-        "REDIS_URL": f"{base_redis}/{REDIS_DB}",
-        "DJANGO_SETTINGS_MODULE": SERVERS["lean"],
-        "PYTHONUNBUFFERED": "1",
+    return tool_env(
+        DATABASE_NAME,
+        REDIS_DB,
+        DJANGO_SETTINGS_MODULE=SERVERS["lean"],
         # No worker recycling mid-run: a fresh worker starts cold (no prepared statements)
         # and takes its CPU time with it, which would blur both the rates and the CPU figures.
-        "GUNICORN_MAX_REQUESTS": "0",
+        GUNICORN_MAX_REQUESTS="0",
         # Nor new PostgreSQL connections: each would be a new server process, cold.
-        "CONN_MAX_AGE": "3600",
-    }
+        CONN_MAX_AGE="3600",
+    )
 
 
 def ensure_wrk() -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import httpx
 import psycopg
+import redis
 from psycopg import sql
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,6 +66,29 @@ def issue_key(env: dict[str, str], *, email: str, name: str) -> str:
         *("--rate-limit", "1000000/m", "--quota", "100000000", "--json"),
     )
     return json.loads(output.strip().splitlines()[-1])["key"]
+
+
+def tool_env(database: str, redis_db: int, **settings: str) -> dict[str, str]:
+    """The Makefile's environment pointed at a tool's own database and Redis DB."""
+    base_redis = os.environ["REDIS_URL"].rsplit("/", 1)[0]
+    return {
+        **os.environ,
+        "DATABASE_URL": database_url(database),
+        "REDIS_URL": f"{base_redis}/{redis_db}",
+        "PYTHONUNBUFFERED": "1",
+        **settings,
+    }
+
+
+def fresh_app(env: dict[str, str], *, email: str, name: str, demo_data: bool) -> str:
+    """Empties the database and Redis DB of `env`, migrates (and loads the demo data) and
+    returns a new raw key for `email`."""
+    reset_database(env["DATABASE_URL"].rsplit("/", 1)[1])
+    redis.Redis.from_url(env["REDIS_URL"]).flushdb()
+    manage(env, "migrate", "--noinput", "-v0")
+    if demo_data:
+        manage(env, "seed_demo")
+    return issue_key(env, email=email, name=name)
 
 
 def free_port() -> int:

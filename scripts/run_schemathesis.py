@@ -12,18 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import redis
-
-from harness.app import (
-    ROOT,
-    AppError,
-    database_url,
-    issue_key,
-    manage,
-    reset_database,
-    start_gunicorn,
-    stop,
-)
+from harness import app
+from harness.app import ROOT
 
 DATABASE_NAME = "phoneintel_schemathesis"
 REDIS_DB = 13
@@ -38,33 +28,24 @@ def main() -> int:
     env = run_env()
     server = None
     try:
-        reset_database(DATABASE_NAME)
-        redis.Redis.from_url(env["REDIS_URL"]).flushdb()
-        manage(env, "migrate", "--noinput", "-v0")
-        manage(env, "seed_demo")
-        api_key = issue_key(env, email="schemathesis@example.test", name="Schemathesis")
-        server = start_gunicorn(env, workers=2)
+        api_key = app.fresh_app(
+            env, email="schemathesis@example.test", name="Schemathesis", demo_data=True
+        )
+        server = app.start_gunicorn(env, workers=2)
         return run_schemathesis(server.url, api_key)
-    except AppError as error:
+    except app.AppError as error:
         print(f"schemathesis: {error}", file=sys.stderr)
         return 1
     finally:
         if server is not None:
-            stop(server)
+            app.stop(server)
 
 
 def run_env() -> dict[str, str]:
     """The Makefile's test env with our own database and Redis DB."""
-    base_redis = os.environ["REDIS_URL"].rsplit("/", 1)[0]
-    return {
-        **os.environ,
-        "DATABASE_URL": database_url(DATABASE_NAME),
-        "REDIS_URL": f"{base_redis}/{REDIS_DB}",
-        # Schemathesis checks that a missing or wrong key is refused; thousands of such
-        # checks from one address must not turn into the failed-authentication 429.
-        "API_AUTH_FAILURE_RATE": "1000000/m",
-        "PYTHONUNBUFFERED": "1",
-    }
+    # Schemathesis checks that a missing or wrong key is refused; thousands of such checks
+    # from one address must not turn into the failed-authentication 429.
+    return app.tool_env(DATABASE_NAME, REDIS_DB, API_AUTH_FAILURE_RATE="1000000/m")
 
 
 def run_schemathesis(base_url: str, api_key: str) -> int:
