@@ -70,3 +70,16 @@ def test_staff_edit_quota_and_rate_limit_but_not_a_later_expiry(staff_client, ma
 def test_admin_cannot_add_or_delete_keys(staff_client):
     assert staff_client.get("/admin/accounts/apikey/add/").status_code == 403
     assert ApiKey.objects.count() == 0
+
+
+def test_staff_see_this_months_units_by_product(staff_client, client, make_key, bearer):
+    key, raw = make_key(email="split@example.test")
+    for path in ["phone-risk-checks", "phone-risk-checks", "carrier-lookups"]:
+        answer = client.post(
+            f"/v1/data/{path}", {"phone": "+14155550123"}, content_type="application/json",
+            **bearer(raw),
+        )  # fmt: skip
+        assert answer.status_code == 200
+    page = staff_client.get("/admin/accounts/monthlyusage/").content.decode()
+    assert key.prefix in page
+    assert "carrier-lookup: 1, phone-risk: 2" in page
