@@ -1,0 +1,67 @@
+"""lookups/services.py: a lookup's order of work, called as the views call it."""
+
+import json
+
+import pytest
+from django.utils import timezone
+
+from accounts.models import MonthlyUsage
+from accounts.services import api_key_authenticate
+from lookups.models import LookupProduct
+from lookups.services import lookup_bulk, lookup_one
+from phoneintel.errors import ApiError, ErrorCode
+
+pytestmark = pytest.mark.django_db
+
+
+def authenticated(raw):
+    """The key as the API sees it: with this month's usage and the pause flags."""
+    return api_key_authenticate(raw=raw, now=timezone.now())
+
+
+def test_lookup_one_answers_and_charges_one_unit_of_its_product(make_key):
+    key, raw = make_key()
+    answer = lookup_one(
+        api_key=authenticated(raw),
+        product=LookupProduct.PHONE_RISK,
+        body={"phone": "+1 415 555 0123"},
+        claim=None,
+        request_id="req_test",
+        now=timezone.now(),
+    )
+    body = json.loads(answer.body)
+    assert body["data"]["phoneNumber"] == "+14155550123"
+    assert body["meta"] == body["meta"] | {"requestId": "req_test", "unitsCharged": 1}
+    assert body["meta"]["usage"]["unitsUsed"] == 1
+    assert answer.units == 1
+    assert MonthlyUsage.objects.get(api_key=key).units_by_product == {"phone-risk": 1}
+
+
+def test_an_invalid_input_raises_and_charges_nothing(make_key):
+    key, raw = make_key()
+    with pytest.raises(ApiError) as refused:
+        lookup_one(
+            api_key=authenticated(raw),
+            product=LookupProduct.PHONE_LOOKUP,
+            body={"phone": "12"},
+            claim=None,
+            request_id="req_test",
+            now=timezone.now(),
+        )
+    assert refused.value.code == ErrorCode.INVALID_PHONE
+    assert not MonthlyUsage.objects.filter(api_key=key).exists()
+
+
+def test_a_bulk_call_over_the_quota_raises_and_charges_nothing(make_key):
+    key, raw = make_key(monthly_quota=2)
+    inputs = [{"phone": "+14155550123"}, {"phone": "+14155550188"}, {"phone": "+15555555555"}]
+    with pytest.raises(ApiError) as refused:
+        lookup_bulk(
+            api_key=authenticated(raw),
+            body={"product": "carrier-lookup", "inputs": inputs},
+            claim=None,
+            request_id="req_test",
+            now=timezone.now(),
+        )
+    assert refused.value.code == ErrorCode.QUOTA_EXCEEDED
+    assert not MonthlyUsage.objects.filter(api_key=key, units_used__gt=0).exists()
