@@ -45,8 +45,12 @@ def success_body(
 
 
 def success(request, data, *, units_charged: int | None = None, usage: dict | None = None):
-    return Response(
-        success_body(request.request_id, data, units_charged=units_charged, usage=usage)
+    """A 200 in the success envelope, rendered here: for a JSON-only API, DRF's content
+    negotiation and rendering of a `Response` would add work and nothing else."""
+    return json_response(
+        render_json(
+            success_body(request.request_id, data, units_charged=units_charged, usage=usage)
+        )
     )
 
 
