@@ -19,16 +19,21 @@ def authenticated(raw):
     return api_key_authenticate(raw=raw, now=timezone.now())
 
 
-def test_lookup_one_answers_and_charges_one_unit_of_its_product(make_key):
-    key, raw = make_key()
-    answer = lookup_one(
+def look_up(raw, product, body):
+    """`lookup_one` as a view calls it, with no Idempotency-Key."""
+    return lookup_one(
         api_key=authenticated(raw),
-        product=LookupProduct.PHONE_RISK,
-        body={"phone": "+1 415 555 0123"},
+        product=product,
+        body=body,
         claim=None,
         request_id="req_test",
         now=timezone.now(),
     )
+
+
+def test_lookup_one_answers_and_charges_one_unit_of_its_product(make_key):
+    key, raw = make_key()
+    answer = look_up(raw, LookupProduct.PHONE_RISK, {"phone": "+1 415 555 0123"})
     body = json.loads(answer.body)
     assert body["data"]["phoneNumber"] == "+14155550123"
     assert body["meta"] == body["meta"] | {"requestId": "req_test", "unitsCharged": 1}
@@ -40,14 +45,7 @@ def test_lookup_one_answers_and_charges_one_unit_of_its_product(make_key):
 def test_an_invalid_input_raises_and_charges_nothing(make_key):
     key, raw = make_key()
     with pytest.raises(ApiError) as refused:
-        lookup_one(
-            api_key=authenticated(raw),
-            product=LookupProduct.PHONE_LOOKUP,
-            body={"phone": "12"},
-            claim=None,
-            request_id="req_test",
-            now=timezone.now(),
-        )
+        look_up(raw, LookupProduct.PHONE_LOOKUP, {"phone": "12"})
     assert refused.value.code == ErrorCode.INVALID_PHONE
     assert not MonthlyUsage.objects.filter(api_key=key).exists()
 
