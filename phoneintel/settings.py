@@ -206,7 +206,6 @@ CONTENT_SECURITY_POLICY = {
         "frame-ancestors": ["'none'"],
     },
 }
-# Load balancers probe the health endpoints over plain HTTP.
 # Load balancers and Prometheus talk to the processes directly, often over plain HTTP inside
 # the network: a redirect would only fail their checks and scrapes.
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
