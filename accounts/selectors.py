@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, timedelta
 from django.db.models import Sum
 
 from accounts.models import ApiKey, DailyUsage, Developer, MonthlyUsage, QuotaAlert, month_start
-from catalog.selectors import catalog_products
+from catalog.selectors import Pauses, catalog_products
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,30 @@ class UsageSummary:
         }
 
 
-def usage_for_key(*, api_key: ApiKey, now: datetime) -> UsageSummary:
+@dataclass(frozen=True, slots=True)
+class AuthenticatedKey:
+    """An API key as the request it authenticated sees it (`request.auth`): read in one
+    query with its owner's email, this month's usage and what is paused, and never saved.
+
+    A plain value rather than the ApiKey model: building the model, its developer and
+    their user cost a lookup more than the query's own Python (measured: 60 µs of 215).
+    """
+
+    pk: int
+    developer_id: int
+    name: str
+    prefix: str
+    created_at: datetime
+    expires_at: datetime
+    last_used_at: datetime | None
+    monthly_quota: int
+    rate_limit: str
+    owner_email: str  # where a quota alert goes
+    month_usage: UsageSummary  # all the account endpoint needs
+    pauses: Pauses  # all a lookup needs to know whether it may run
+
+
+def usage_for_key(*, api_key: ApiKey | AuthenticatedKey, now: datetime) -> UsageSummary:
     period = month_start(now)
     used = (
         MonthlyUsage.objects.filter(api_key_id=api_key.pk, period=period)

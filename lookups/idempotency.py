@@ -18,7 +18,7 @@ from django.db import connection
 from django.http import HttpResponse
 from django.utils import timezone
 
-from accounts.models import ApiKey
+from accounts.selectors import AuthenticatedKey
 from lookups.models import IdempotentRequest
 from phoneintel.db import hot_cursor
 from phoneintel.errors import ApiError, ErrorCode
@@ -103,7 +103,7 @@ class Claim:
 
 
 def claim_or_replay(
-    *, api_key: ApiKey, key: str, fingerprint: str, now: datetime
+    *, api_key: AuthenticatedKey, key: str, fingerprint: str, now: datetime
 ) -> Claim | HttpResponse:
     """The claim if this request may run; the stored answer if it already ran; else 409."""
     for _attempt in range(3):
@@ -179,7 +179,9 @@ _COMPLETE_SQL = f"""
 """  # noqa: S608  (the table name is ours; values are parameters)
 
 
-def _insert_claim(*, api_key: ApiKey, key: str, fingerprint: str, now: datetime) -> int | None:
+def _insert_claim(
+    *, api_key: AuthenticatedKey, key: str, fingerprint: str, now: datetime
+) -> int | None:
     # Adapted as the ORM would, so later filters on locked_at match on every backend.
     at = connection.ops.adapt_datetimefield_value
     with hot_cursor() as cursor:

@@ -40,8 +40,7 @@ from datetime import datetime
 from django.conf import settings
 from django.db import connection, transaction
 
-from accounts.models import ApiKey
-from accounts.selectors import UsageSummary
+from accounts.selectors import AuthenticatedKey, UsageSummary
 from accounts.services.units import (
     NEW_ALERTS_SQL,
     QuotaExceeded,
@@ -73,7 +72,13 @@ class ChargedAnswer:
 
 
 def lookup_one(
-    *, api_key: ApiKey, product: LookupProduct, body, claim: Claim | None, request_id: str, now
+    *,
+    api_key: AuthenticatedKey,
+    product: LookupProduct,
+    body,
+    claim: Claim | None,
+    request_id: str,
+    now,
 ) -> ChargedAnswer:
     """A single lookup's 200 answer, charged 1 unit; raises ApiError and charges nothing."""
     refuse_if_paused(api_key, product.value)
@@ -91,7 +96,9 @@ def lookup_one(
     )
 
 
-def lookup_bulk(*, api_key: ApiKey, body, claim: Claim, request_id: str, now) -> ChargedAnswer:
+def lookup_bulk(
+    *, api_key: AuthenticatedKey, body, claim: Claim, request_id: str, now
+) -> ChargedAnswer:
     """A bulk call's 200 answer, charged 1 unit per chargeable item, all or nothing."""
     refuse_if_paused(api_key, BULK_SLUG)
     product, inputs = bulk_request(body)
@@ -127,7 +134,7 @@ def _charged_answer(*, api_key, product, phones, shape, claim, request_id, now) 
     return ChargedAnswer(body=body, product=product, units=len(phones))
 
 
-def refuse_if_paused(api_key: ApiKey, slug: str) -> None:
+def refuse_if_paused(api_key: AuthenticatedKey, slug: str) -> None:
     if api_key.pauses.includes(slug):
         raise paused(slug)
 
@@ -141,7 +148,7 @@ def paused(slug: str) -> ApiError:
 
 
 def read_and_charge(
-    *, api_key: ApiKey, product: LookupProduct, phones: list[ParsedPhone], now: datetime
+    *, api_key: AuthenticatedKey, product: LookupProduct, phones: list[ParsedPhone], now: datetime
 ) -> tuple[list, UsageSummary]:
     """One result per phone, in order, and the usage after charging one unit per phone.
 

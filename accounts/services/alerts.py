@@ -14,17 +14,19 @@ from django.db import transaction
 
 from accounts.emails import email_queue
 from accounts.models import ApiKey, MonthlyUsage, QuotaAlert, month_start
-from accounts.selectors import UsageSummary
+from accounts.selectors import AuthenticatedKey, UsageSummary
 
 
-def quota_alerts_queue(*, api_key: ApiKey, thresholds: Iterable[int], usage: UsageSummary) -> None:
+def quota_alerts_queue(
+    *, api_key: ApiKey | AuthenticatedKey, thresholds: Iterable[int], usage: UsageSummary
+) -> None:
     """One email to the key's owner per threshold the charge reached first.
 
-    `api_key.developer.user` is what authentication read (email only, no query).
+    The key's `owner_email` is what authentication read: no query.
     """
     for threshold in thresholds:
         email_queue(
-            to=api_key.developer.user.email,
+            to=api_key.owner_email,
             template="quota_alert",
             context={
                 "key": api_key,
@@ -39,7 +41,7 @@ def quota_alerts_queue(*, api_key: ApiKey, thresholds: Iterable[int], usage: Usa
 
 
 @transaction.atomic
-def quota_alerts_reset(*, api_key: ApiKey, now: datetime) -> int:
+def quota_alerts_reset(*, api_key: ApiKey | AuthenticatedKey, now: datetime) -> int:
     """Forgets this month's alerts that the usage no longer reaches under the key's quota (as
     saved), so a raised quota warns again at its own 80% and 100%. Returns how many."""
     period = month_start(now)

@@ -19,9 +19,10 @@ from accounts.models import (
     KeyExpiryNotice,
     MonthlyUsage,
     User,
+    key_status,
     month_start,
 )
-from accounts.selectors import UsageSummary
+from accounts.selectors import AuthenticatedKey, UsageSummary
 from accounts.services.alerts import quota_alerts_reset
 from catalog.selectors import pauses_from, pauses_sql
 from phoneintel.db import first_read
@@ -127,69 +128,76 @@ def api_key_set_active(*, api_key: ApiKey, active: bool) -> ApiKey:
     return api_key
 
 
-def api_key_authenticate(*, raw: str, now: datetime) -> ApiKey:
-    """The key's row if it may be used now, else KeyRejected with the 401 code.
+def api_key_authenticate(*, raw: str, now: datetime) -> AuthenticatedKey:
+    """The key if it may be used now, else KeyRejected with the 401 code.
 
-    The request's first and only read before its work: one query brings the key,
-    its owner's access and email (`api_key.developer.user.email`, where a quota alert
-    goes), this month's usage and its split by product (`api_key.month_usage`, all the
-    account endpoint needs) and what is paused (`api_key.pauses`, all a lookup needs
-    to know whether it may run).
+    The request's first and only read before its work: one query brings the key, its
+    owner's access and email, this month's usage and its split by product, and what is
+    paused.
     """
     if not crypto.is_well_formed(raw):
         raise KeyRejected(ErrorCode.INVALID_API_KEY)
     key_hash = crypto.hash_key(raw, settings.API_KEY_SECRET)
     period = month_start(now)
     row = first_read(_auth_sql(), [period, key_hash])
-    if row is None or not hmac.compare_digest(row[4], key_hash):
+    if row is None or not hmac.compare_digest(row[0], key_hash):
         raise KeyRejected(ErrorCode.INVALID_API_KEY)
-    *key_values, access, user_id, email, units_used, by_product, paused, all_paused = row
-    key = ApiKey.from_db(None, _AUTH_KEY_FIELDS, [_aware(value) for value in key_values])
-    key.developer = _loaded(Developer, id=key.developer_id, user_id=user_id, access=access)
-    key.developer.user = _loaded(User, id=user_id, email=email)
-    key.month_usage = UsageSummary(
-        period=period,
-        units_used=units_used,
-        units_quota=key.monthly_quota,
-        by_product=_units_by_product(by_product),
+    (
+        _hash, pk, developer_id, name, prefix, created_at, expires_at, last_used_at,
+        monthly_quota, rate_limit, revoked, is_active, access, email,
+        units_used, by_product, paused, all_paused,
+    ) = row  # fmt: skip
+    expires_at = _aware(expires_at)
+    status = key_status(
+        revoked=bool(revoked),
+        expires_at=expires_at,
+        usable=bool(is_active) and access == Developer.Access.APPROVED,
+        now=now,
     )
-    key.pauses = pauses_from(paused, all_paused)
-    status = key.status_at(now)
-    if status == ApiKey.Status.REVOKED:
-        raise KeyRejected(ErrorCode.REVOKED_API_KEY)
-    if status == ApiKey.Status.EXPIRED:
-        raise KeyRejected(ErrorCode.EXPIRED_API_KEY)
-    if status == ApiKey.Status.INACTIVE:
-        raise KeyRejected(ErrorCode.INACTIVE_API_KEY)
-    return key
+    if status != ApiKey.Status.ACTIVE:
+        raise KeyRejected(_REFUSALS[status])
+    return AuthenticatedKey(
+        pk=pk,
+        developer_id=developer_id,
+        name=name,
+        prefix=prefix,
+        created_at=_aware(created_at),
+        expires_at=expires_at,
+        last_used_at=_aware(last_used_at),
+        monthly_quota=monthly_quota,
+        rate_limit=rate_limit,
+        owner_email=email,
+        month_usage=UsageSummary(
+            period=period,
+            units_used=units_used,
+            units_quota=monthly_quota,
+            by_product=_units_by_product(by_product),
+        ),
+        pauses=pauses_from(paused, all_paused),
+    )
+
+
+_REFUSALS = {
+    ApiKey.Status.REVOKED: ErrorCode.REVOKED_API_KEY,
+    ApiKey.Status.EXPIRED: ErrorCode.EXPIRED_API_KEY,
+    ApiKey.Status.INACTIVE: ErrorCode.INACTIVE_API_KEY,
+}
 
 
 # Plain SQL on the hottest path: the ORM's query building cost more than the query.
-_AUTH_KEY_FIELDS = [
-    *("id", "developer_id", "name", "prefix", "key_hash", "created_at", "expires_at"),
-    *("revoked_at", "is_active", "last_used_at", "monthly_quota", "rate_limit"),
-]
-
-
 @cache  # the database's vendor decides the text, and it never changes in a process
 def _auth_sql() -> str:
     return f"""
-        SELECT {", ".join(f"k.{name}" for name in _AUTH_KEY_FIELDS)},
-               d.access, d.user_id, u.email, COALESCE(m.units_used, 0), m.units_by_product,
-               {pauses_sql()}
+        SELECT k.key_hash, k.id, k.developer_id, k.name, k.prefix, k.created_at,
+               k.expires_at, k.last_used_at, k.monthly_quota, k.rate_limit,
+               k.revoked_at IS NOT NULL, k.is_active, d.access, u.email,
+               COALESCE(m.units_used, 0), m.units_by_product, {pauses_sql()}
         FROM {ApiKey._meta.db_table} k
         JOIN {Developer._meta.db_table} d ON d.id = k.developer_id
         JOIN {User._meta.db_table} u ON u.id = d.user_id
         LEFT JOIN {MonthlyUsage._meta.db_table} m ON m.api_key_id = k.id AND m.period = %s
         WHERE k.key_hash = %s
     """  # noqa: S608  (table names are ours; values are parameters)
-
-
-def _loaded(model, **values):
-    """`model` as the ORM would load it with only these columns (the rest deferred): cheaper
-    than `model(**values)`, which sets every other field to its default."""
-    names = [f.attname for f in model._meta.concrete_fields if f.attname in values]
-    return model.from_db(None, names, [values[name] for name in names])
 
 
 def _units_by_product(value) -> dict[str, int]:

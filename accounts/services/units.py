@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from django.db import connection, transaction
 
 from accounts.models import ApiKey, DailyUsage, MonthlyUsage, QuotaAlert, month_start
-from accounts.selectors import UsageSummary, usage_for_key
+from accounts.selectors import AuthenticatedKey, UsageSummary, usage_for_key
 from accounts.services.alerts import quota_alerts_queue
 from phoneintel.db import hot_cursor
 from phoneintel.errors import ApiError, ErrorCode
@@ -104,7 +104,9 @@ _CHARGE_SQL_POSTGRES = (
 )
 
 
-def charge_params(*, api_key: ApiKey, units: int, now: datetime, product: str) -> dict:
+def charge_params(
+    *, api_key: ApiKey | AuthenticatedKey, units: int, now: datetime, product: str
+) -> dict:
     if units <= 0:
         raise ValueError("charge at least one unit")
     return {
@@ -134,7 +136,9 @@ def new_alerts(text: str | None) -> list[int]:
     return sorted(int(threshold) for threshold in (text or "").split())
 
 
-def charge_units(*, api_key: ApiKey, units: int, now: datetime, product: str) -> UsageSummary:
+def charge_units(
+    *, api_key: ApiKey | AuthenticatedKey, units: int, now: datetime, product: str
+) -> UsageSummary:
     """Adds `units` of `product` to this month's usage of the key, or raises QuotaExceeded
     and adds nothing.
 
@@ -172,7 +176,12 @@ def charge_units(*, api_key: ApiKey, units: int, now: datetime, product: str) ->
 
 
 def charged_usage(
-    *, api_key: ApiKey, units: int, now: datetime, units_used: int | None, alerts=()
+    *,
+    api_key: ApiKey | AuthenticatedKey,
+    units: int,
+    now: datetime,
+    units_used: int | None,
+    alerts=(),
 ) -> UsageSummary:
     """The usage after a charge that left `units_used` (None: the quota refused it).
 
