@@ -100,6 +100,7 @@ class AccountView(APIView):
     def get(self, request):
         api_key = request.auth
         usage = api_key.month_usage
+        meta = usage.as_meta()
         limit, window = parse_rate(api_key.rate_limit)
         data = {
             "key": {
@@ -112,14 +113,14 @@ class AccountView(APIView):
             },
             "quota": {"monthlyUnits": usage.units_quota},
             "usage": {
-                "period": usage.as_meta()["period"],
+                "period": meta["period"],
                 "unitsUsed": usage.units_used,
                 "unitsRemaining": usage.units_remaining,
-                "resetsAt": iso_utc(usage.resets_at),
+                "resetsAt": meta["resetsAt"],
                 "byProduct": {
                     product: units for product, units in sorted(usage.by_product.items()) if units
                 },
             },
             "rateLimit": {"limit": limit, "windowSeconds": window},
         }
-        return success(request, data, units_charged=0, usage=usage.as_meta())
+        return success(request, data, units_charged=0, usage=meta)

@@ -42,7 +42,7 @@ class UsageSummary:
     def as_meta(self) -> dict:
         """`meta.usage` of the contract."""
         return {
-            "period": self.period.strftime("%Y-%m"),
+            "period": f"{self.period.year:04d}-{self.period.month:02d}",  # strftime costs 5x
             "unitsUsed": self.units_used,
             "unitsQuota": self.units_quota,
             "unitsRemaining": self.units_remaining,

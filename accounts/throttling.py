@@ -24,6 +24,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass
+from functools import cache
 
 from django.conf import settings
 from django.core.signals import setting_changed
@@ -58,6 +59,7 @@ _RATE = re.compile(r"^([0-9]+)/([0-9]*)([smhd])$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
+@cache  # a handful of distinct rates, parsed on every request otherwise
 def parse_rate(rate: str) -> tuple[int, int]:
     """`600/m` → (600, 60); `5/5m` → (5, 300)."""
     match = _RATE.match(rate)
