@@ -49,10 +49,8 @@ class Read:
 
 def risk_read(*, e164s: list[str], now: datetime) -> Read:
     """Per number: its reports counted by (category, recency bucket); and the exposed hashes."""
-    bounds = {
-        f"bound_{index}": connection.ops.adapt_datetimefield_value(bound)
-        for index, bound in enumerate(recency_bounds(now))
-    }
+    adapt = connection.ops.adapt_datetimefield_value
+    bounds = {f"bound_{index}": adapt(bound) for index, bound in enumerate(recency_bounds(now))}
     bucket = (
         "CASE "
         + " ".join(f"WHEN reported_at >= %({name})s THEN {i}" for i, name in enumerate(bounds))

@@ -109,11 +109,12 @@ def charge_params(
 ) -> dict:
     if units <= 0:
         raise ValueError("charge at least one unit")
+    ops = connection.ops
     return {
         "key": api_key.pk,
-        "period": connection.ops.adapt_datefield_value(month_start(now)),
-        "day": connection.ops.adapt_datefield_value(now.astimezone(UTC).date()),
-        "now": connection.ops.adapt_datetimefield_value(now),
+        "period": ops.adapt_datefield_value(month_start(now)),
+        "day": ops.adapt_datefield_value(now.astimezone(UTC).date()),
+        "now": ops.adapt_datetimefield_value(now),
         "units": units,
         "quota": api_key.monthly_quota,
         "product": product,
