@@ -22,7 +22,8 @@ from phoneintel.errors import ApiError, ErrorCode
 
 @dataclass(frozen=True)
 class ApiCaller:
-    """`request.user` on the API: the developer behind the key; `request.auth` is the key."""
+    """`request.user` on the API: the developer behind the key; `request.auth` is the key as
+    read (`accounts.selectors.AuthenticatedKey`)."""
 
     developer_id: int
     is_authenticated: bool = True
