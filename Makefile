@@ -58,6 +58,7 @@ check: $(INSTALLED) lint
 
 bench: $(INSTALLED)
 	@$(TEST_ENV) $(PY) scripts/check_services.py
+	$(TEST_ENV) $(PY) -m bench.cpu
 	$(TEST_ENV) $(PY) -m bench.run
 	$(TEST_ENV) $(PY) -m bench.import_bench
 
