@@ -108,17 +108,21 @@ def test_body_that_is_not_an_object_is_422(lookup, key, units_used):
         b'{"phone": "+447912345678", "country": Infinity}',
         b'{"phone": "+44791234567\xff"}',  # not UTF-8
         b"\xef\xbb\xbf" + b'{"phone": "+447912345678"}',  # a byte-order mark is not JSON
-        b"",
     ],
 )
 def test_a_body_that_is_not_json_is_400_invalid_json(client, key, units_used, bearer, body):
     response = client.post(
         "/v1/data/phone-lookups", body, content_type="application/json", **bearer(key[1])
     )
-    if body:
-        refused(response, 400, "invalid_json", units_used, key)
-    else:  # no body at all: the phone is missing
-        refused(response, 422, "validation_error", units_used, key)
+    refused(response, 400, "invalid_json", units_used, key)
+
+
+def test_no_body_at_all_is_422_naming_the_missing_phone(client, key, units_used, bearer):
+    response = client.post(
+        "/v1/data/phone-lookups", b"", content_type="application/json", **bearer(key[1])
+    )
+    error = refused(response, 422, "validation_error", units_used, key)
+    assert error["details"][0]["field"] == "/phone"
 
 
 def test_no_error_class_charges(client, lookup, key, units_used, make_key, bearer):
