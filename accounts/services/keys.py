@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 from functools import cache
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -147,7 +147,7 @@ def api_key_authenticate(*, raw: str, now: datetime) -> AuthenticatedKey:
         monthly_quota, rate_limit, revoked, is_active, access, email,
         units_used, by_product, paused, all_paused,
     ) = row  # fmt: skip
-    expires_at = _aware(expires_at)
+    expires_at = _instant(expires_at)
     status = key_status(
         revoked=bool(revoked),
         expires_at=expires_at,
@@ -161,9 +161,9 @@ def api_key_authenticate(*, raw: str, now: datetime) -> AuthenticatedKey:
         developer_id=developer_id,
         name=name,
         prefix=prefix,
-        created_at=_aware(created_at),
+        created_at=_instant(created_at),
         expires_at=expires_at,
-        last_used_at=_aware(last_used_at),
+        last_used_at=_instant(last_used_at),
         monthly_quota=monthly_quota,
         rate_limit=rate_limit,
         owner_email=email,
@@ -188,8 +188,9 @@ _REFUSALS = {
 @cache  # the database's vendor decides the text, and it never changes in a process
 def _auth_sql() -> str:
     return f"""
-        SELECT k.key_hash, k.id, k.developer_id, k.name, k.prefix, k.created_at,
-               k.expires_at, k.last_used_at, k.monthly_quota, k.rate_limit,
+        SELECT k.key_hash, k.id, k.developer_id, k.name, k.prefix, {_instant_sql("k.created_at")},
+               {_instant_sql("k.expires_at")}, {_instant_sql("k.last_used_at")},
+               k.monthly_quota, k.rate_limit,
                k.revoked_at IS NOT NULL, k.is_active, d.access, u.email,
                COALESCE(m.units_used, 0), m.units_by_product, {pauses_sql()}
         FROM {ApiKey._meta.db_table} k
@@ -208,8 +209,20 @@ def _units_by_product(value) -> dict[str, int]:
     return value or {}
 
 
-def _aware(value):
-    """SQLite hands back naive UTC datetimes where the ORM would have made them aware."""
+def _instant_sql(column: str) -> str:
+    """A timestamp column as the key read selects it. On PostgreSQL, seconds since the epoch
+    as float8 (exact to the microsecond for centuries yet): psycopg loads a float in C, while
+    Django's timestamptz loader is Python and cost 10 µs a value (measured: the read's three
+    timestamps took 126 µs against 97 µs as floats)."""
+    if connection.vendor == "postgresql":
+        return f"CAST(EXTRACT(EPOCH FROM {column}) AS float8)"
+    return column
+
+
+def _instant(value) -> datetime | None:
+    """A column of `_instant_sql` as an aware UTC datetime (SQLite hands back a naive one)."""
+    if isinstance(value, float):
+        return datetime.fromtimestamp(value, UTC)
     if isinstance(value, datetime) and timezone.is_naive(value):
         return timezone.make_aware(value, UTC)
     return value

@@ -52,3 +52,22 @@ def test_revocation_is_permanent_and_keeps_its_first_moment(make_key):
     with pytest.raises(KeyRejected) as rejected:
         api_key_authenticate(raw=raw, now=timezone.now())
     assert rejected.value.code == ErrorCode.REVOKED_API_KEY
+
+
+def test_a_key_works_until_the_microsecond_it_expires(make_key):
+    """The key read carries timestamps as epoch seconds (accounts/services/keys.py): the
+    expiry must still hold to the microsecond, and the account shows the stored moments."""
+    key, raw = make_key()
+    key.expires_at = timezone.now().replace(microsecond=123457) + timedelta(days=3)
+    key.last_used_at = key.expires_at - timedelta(days=1, microseconds=1)
+    key.save(update_fields=["expires_at", "last_used_at"])
+    just_before = key.expires_at - timedelta(microseconds=1)
+    read = api_key_authenticate(raw=raw, now=just_before)
+    assert (read.created_at, read.expires_at, read.last_used_at) == (
+        key.created_at,
+        key.expires_at,
+        key.last_used_at,
+    )
+    with pytest.raises(KeyRejected) as rejected:
+        api_key_authenticate(raw=raw, now=key.expires_at)
+    assert rejected.value.code == ErrorCode.EXPIRED_API_KEY
