@@ -2,7 +2,7 @@ import phonenumbers
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from phonenumbers import PhoneNumberType
+from phonenumbers import PhoneNumberType, carrier
 
 from lookups.phone import (
     NUMBER_TYPES,
@@ -163,6 +163,33 @@ def test_number_types_are_libphonenumbers_own():
 )
 def test_allocation_carrier_name(raw, expected):
     assert allocation_carrier_name(parse_phone(raw)) == expected
+
+
+def _example_numbers():
+    """An example number of every type in every region: mobile ranges with carrier data,
+    fixed lines without, pagers, and shared plans such as +1 and +44."""
+    for region in sorted(phonenumbers.SUPPORTED_REGIONS):
+        for kind in vars(PhoneNumberType).values():
+            if isinstance(kind, int):
+                number = phonenumbers.example_number_for_type(region, kind)
+                if number is not None:
+                    yield phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+
+
+def test_allocation_carrier_name_is_libphonenumbers_answer_for_every_example_number():
+    # Taken from the parse already made, it must say what the public function says.
+    examples = sorted(set(_example_numbers()))
+    named = 0
+    for e164 in examples:
+        try:
+            parsed = parse_phone(e164)
+        except InvalidPhone:
+            continue  # never answered (a local-only number, say)
+        expected = carrier.name_for_number(phonenumbers.parse(e164), "en")
+        assert allocation_carrier_name(parsed) == expected, e164
+        named += bool(expected)
+    assert len(examples) > 900
+    assert named > 100  # the comparison covers numbers that do have a carrier
 
 
 _ALLOWED = st.sampled_from("0123456789+ -.()")
