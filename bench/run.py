@@ -37,8 +37,17 @@ REDIS_DB = 14
 # middleware too (what the lean API middleware saves).
 SERVERS = {"lean": "bench.settings", "all-mw": "bench.settings_site_middleware"}
 WORKERS = 2
+# Each worker listens on a socket of its own (SO_REUSEPORT), so the kernel spreads wrk's
+# connections over the workers by their addresses. On one shared socket the worker that
+# wakes first accepts a burst of them, often all: a worker is one core of Python, and with
+# all 8 connections on one, a round measured half the server (lookup: 580 req/s with 8/0
+# against 950 with 4/4, seen with `ss -tnp`), which made the rates bimodal from round to
+# round. With 16 connections both workers keep all 4 threads busy in any likely split.
+# (gunicorn.conf.py keeps the shared socket: a worker's own socket resets the connections
+# still waiting in it when the worker is recycled.)
+SERVER_ARGS = ("--reuse-port",)
 WRK_THREADS = 1
-WRK_CONNECTIONS = 8
+WRK_CONNECTIONS = 16
 WARMUP_SECONDS = 2
 SECONDS = int(os.environ.get("BENCH_SECONDS", "5"))
 # Every round runs every scenario once; the report takes the median over rounds, so one
@@ -145,6 +154,7 @@ def main() -> int:
                 env | {"DJANGO_SETTINGS_MODULE": settings_module},
                 workers=WORKERS,
                 log=SERVER_LOGS / f"gunicorn-{name}.log",
+                args=SERVER_ARGS,
             )
         for scenario in SCENARIOS:
             verify(servers[scenario.server].url, scenario, api_key)
