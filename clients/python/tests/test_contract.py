@@ -12,10 +12,21 @@ import typing
 from datetime import datetime
 
 import pytest
-from phoneintel_client import ERROR_TYPES, HEADERS_READ, OPERATIONS, Client, ErrorCode, Meta
+from phoneintel_client import (
+    ERROR_TYPES,
+    HEADERS_READ,
+    OPERATIONS,
+    AsyncClient,
+    Client,
+    ErrorCode,
+    Meta,
+)
 from phoneintel_client.models import SCHEMA_TYPES, python_name
 
 pytestmark = pytest.mark.live
+
+# Both clients answer every operation with the same arguments and the same typed result.
+each_client = pytest.mark.parametrize("client_class", [Client, AsyncClient])
 
 
 @pytest.fixture
@@ -137,18 +148,20 @@ def operations(document):
                 yield path, method.upper(), operation
 
 
-def test_every_operation_has_a_client_method(document):
+@each_client
+def test_every_operation_has_a_client_method(document, client_class):
     served = {op["operationId"]: (method, path) for path, method, op in operations(document)}
     assert served.keys() == OPERATIONS.keys()
     for operation_id, (method, path) in served.items():
         known = OPERATIONS[operation_id]
         assert (known.method, known.path) == (method, path), operation_id
-        assert callable(getattr(Client, known.client_method))
+        assert callable(getattr(client_class, known.client_method))
 
 
-def test_every_request_field_and_parameter_is_a_method_argument(document):
+@each_client
+def test_every_request_field_and_parameter_is_a_method_argument(document, client_class):
     for path, method, operation in operations(document):
-        client_method = getattr(Client, OPERATIONS[operation["operationId"]].client_method)
+        client_method = getattr(client_class, OPERATIONS[operation["operationId"]].client_method)
         arguments = set(inspect.signature(client_method).parameters)
         body = operation.get("requestBody", {}).get("content", {}).get("application/json")
         if body:
@@ -160,11 +173,12 @@ def test_every_request_field_and_parameter_is_a_method_argument(document):
             assert name in arguments, f"{method} {path}: {parameter['name']}"
 
 
-def test_every_response_field_is_in_the_typed_result(document):
+@each_client
+def test_every_response_field_is_in_the_typed_result(document, client_class):
     walk = Walk(document)
     for path, method, operation in operations(document):
         schema = operation["responses"]["200"]["content"]["application/json"]["schema"]
-        client_method = getattr(Client, OPERATIONS[operation["operationId"]].client_method)
+        client_method = getattr(client_class, OPERATIONS[operation["operationId"]].client_method)
         returned = typing.get_type_hints(client_method)["return"]
         [data_type] = typing.get_args(returned)
         envelope, _ = walk.resolve(schema)
