@@ -26,6 +26,8 @@ def _real_services(django_db_setup, django_db_blocker):
             returncode=2,
         )
     yield
+    if not connection.settings_dict["NAME"].startswith("test_"):
+        return  # pytest-django creates a test database only when a selected test uses one
     # Server processes started by tests may still be closing their connections; the test
     # database can only be dropped once they are gone.
     with django_db_blocker.unblock(), connection.cursor() as cursor:
