@@ -22,7 +22,7 @@ from lookups.inputs import LookupInput
 from lookups.models import LookupProduct
 from lookups.risk import MODEL_DESCRIPTION
 from lookups.services import lookup_bulk, lookup_one
-from phoneintel.envelope import json_response
+from phoneintel.envelope import json_response, request_json
 from phoneintel.openapi import AUTHENTICATED_ERROR_STATUSES, envelope, error_responses
 
 
@@ -135,7 +135,7 @@ class LookupView(APIView):
         answer = lookup_one(
             api_key=request.auth,
             product=self.product,
-            body=request.data,
+            body=request_json(request),
             claim=claim,
             request_id=request.request_id,
             now=timezone.now(),
@@ -193,7 +193,7 @@ class BulkLookupView(APIView):
     def answer(self, request, claim: Claim):
         answer = lookup_bulk(
             api_key=request.auth,
-            body=request.data,
+            body=request_json(request),
             claim=claim,
             request_id=request.request_id,
             now=timezone.now(),

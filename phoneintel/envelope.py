@@ -11,6 +11,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpResponse, JsonResponse
+from django.utils.datastructures import MultiValueDict
 from django_ratelimit.exceptions import Ratelimited
 from django_redis.exceptions import ConnectionInterrupted
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -242,13 +243,40 @@ class JsonParser(JSONParser):
 
     def parse(self, stream, media_type=None, parser_context=None):
         encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
-        try:
-            # Not valid in the encoding is a UnicodeDecodeError, a ValueError too.
-            return json.loads(stream.read().decode(encoding), parse_constant=_not_json)
-        except RecursionError:
-            raise drf.ParseError("JSON parse error - nested too deeply") from None
-        except ValueError as exc:
-            raise drf.ParseError(f"JSON parse error - {exc}") from None
+        return parse_json(stream.read(), encoding)
+
+
+def parse_json(body: bytes, encoding: str):
+    try:
+        # Not valid in the encoding is a UnicodeDecodeError, a ValueError too.
+        return json.loads(body.decode(encoding), parse_constant=_not_json)
+    except RecursionError:
+        raise drf.ParseError("JSON parse error - nested too deeply") from None
+    except ValueError as exc:
+        raise drf.ParseError(f"JSON parse error - {exc}") from None
+
+
+def request_json(request):
+    """`request.data`, the same value and the same errors, read directly in the common case.
+
+    A body sent as plain `Content-Type: application/json` (no charset) is parsed here;
+    anything else (no body, another type, a charset) goes through DRF's parsing, which
+    answers those cases. DRF's `request.data` selects its parser and copies the body into
+    a stream on every request: 25 µs of a 800 µs lookup, for a JSON-only API.
+    """
+    django_request = request._request
+    body = django_request.body
+    if (
+        not body
+        or django_request.META.get("CONTENT_TYPE") != "application/json"
+        or django_request.encoding is not None
+    ):
+        return request.data
+    data = parse_json(body, settings.DEFAULT_CHARSET)
+    # As DRF keeps what it parsed, so a later `request.data` reads the same value.
+    request._data = request._full_data = data
+    request._files = MultiValueDict()
+    return data
 
 
 def _not_json(constant: str):
