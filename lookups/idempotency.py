@@ -5,7 +5,18 @@ unique constraint makes exactly one of any racing requests the owner. The owner
 stores its 200 answer in the same transaction as the charge. Later requests with
 the same key and the same fingerprint get that answer back unchanged; with a
 different fingerprint, 409. An owner that fails deletes its claim, so the key
-can be used again; an owner that died is taken over after the lock timeout.
+can be used again.
+
+An owner that could not delete its claim (its connection was cut mid-call, its
+worker was killed) holds it until the lock timeout, unless the claim shows it is
+gone. On PostgreSQL the claim records the owner's session (backend pid and start
+time); while that session lives, a retry is told the call is in progress, and once
+it has ended the retry takes the claim over at once: a session that has ended can
+neither commit a charge nor store an answer, so the retry's answer is the only one.
+That check costs a retry a round trip, and only when it finds a claim in progress.
+Whatever the check says, money stays exact: the answer is stored by a
+compare-and-swap on the claim's lock time in the charge's own transaction, so of an
+owner and a taker only one can commit (`Claim.complete`).
 """
 
 import hashlib
@@ -15,6 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import connection
+from django.db.models import DateTimeField, Func, IntegerField
 from django.http import HttpResponse
 from django.utils import timezone
 
@@ -123,7 +135,7 @@ def claim_or_replay(
             raise conflict()
         if record.state == IdempotentRequest.State.COMPLETED:
             return replay(record)
-        if record.locked_at > now - LOCK_TIMEOUT:
+        if record.locked_at > now - LOCK_TIMEOUT and not _owner_gone(record):
             raise in_progress()
         if _take_over(record, fingerprint=fingerprint, now=now):
             return Claim(record_id=record.pk, locked_at=now)
@@ -166,14 +178,32 @@ def in_progress() -> ApiError:
 
 
 _TABLE = IdempotentRequest._meta.db_table
+# This session as the owner of a claim: its backend pid and when it started.
+_OWNER_PID = "pg_backend_pid()"
+_OWNER_STARTED_AT = "(SELECT backend_start FROM pg_stat_get_activity(pg_backend_pid()))"
 _INSERT_CLAIM_SQL = f"""
     INSERT INTO {_TABLE}
         (api_key_id, key, fingerprint, state, locked_at, request_id, response_body,
-         created_at, expires_at)
-    VALUES (%s, %s, %s, %s, %s, '', '', %s, %s)
+         created_at, expires_at, owner_pid, owner_started_at)
+    VALUES (%s, %s, %s, %s, %s, '', '', %s, %s, {{owner}})
     ON CONFLICT (api_key_id, key) DO NOTHING
     RETURNING id
 """  # noqa: S608  (the table name is ours; values are parameters)
+_INSERT_CLAIM_SQL_POSTGRES = _INSERT_CLAIM_SQL.format(owner=f"{_OWNER_PID}, {_OWNER_STARTED_AT}")
+_INSERT_CLAIM_SQL_SQLITE = _INSERT_CLAIM_SQL.format(owner="NULL, NULL")
+# The owner's session has ended when no backend has its pid and start time (a backend of
+# another role may hide its start time: that one counts as the owner, still running).
+# PostgreSQL reads the sessions once per transaction: a request runs this in autocommit,
+# so it sees them as they are (inside an older transaction, an ended session could still
+# look alive, and the claim would wait for its lock timeout as before).
+# It has also ended when its pid is this session's own: a session runs one request at a
+# time, and this one is running the retry.
+_OWNER_GONE_SQL = """
+    SELECT %(pid)s = pg_backend_pid() OR NOT EXISTS (
+        SELECT 1 FROM pg_stat_get_activity(%(pid)s)
+        WHERE backend_start = %(started_at)s OR backend_start IS NULL
+    )
+"""
 _COMPLETE_SQL = f"""
     UPDATE {_TABLE}
     SET state = %s, response_status = 200, response_body = %s, request_id = %s, expires_at = %s
@@ -186,9 +216,10 @@ def _insert_claim(
 ) -> int | None:
     # Adapted as the ORM would, so later filters on locked_at match on every backend.
     at = connection.ops.adapt_datetimefield_value
+    postgres = connection.vendor == "postgresql"
     with hot_cursor() as cursor:
         cursor.execute(
-            _INSERT_CLAIM_SQL,
+            _INSERT_CLAIM_SQL_POSTGRES if postgres else _INSERT_CLAIM_SQL_SQLITE,
             [
                 api_key.pk,
                 key,
@@ -201,6 +232,18 @@ def _insert_claim(
         )
         row = cursor.fetchone()
     return row[0] if row else None
+
+
+def _owner_gone(record: IdempotentRequest) -> bool:
+    """Whether the session that claimed `record` has ended; False when the claim does not
+    say which session it was (claimed on SQLite)."""
+    if record.owner_pid is None or connection.vendor != "postgresql":
+        return False
+    with hot_cursor() as cursor:
+        cursor.execute(
+            _OWNER_GONE_SQL, {"pid": record.owner_pid, "started_at": record.owner_started_at}
+        )
+        return cursor.fetchone()[0]
 
 
 def _take_over(record: IdempotentRequest, *, fingerprint: str, now: datetime) -> bool:
@@ -217,5 +260,22 @@ def _take_over(record: IdempotentRequest, *, fingerprint: str, now: datetime) ->
             response_body="",
             created_at=now,
             expires_at=now + RETENTION,
+            **_this_session_as_owner(),
         )
     )
+
+
+class _SessionPid(Func):
+    template = _OWNER_PID
+    output_field = IntegerField()
+
+
+class _SessionStartedAt(Func):
+    template = _OWNER_STARTED_AT
+    output_field = DateTimeField()
+
+
+def _this_session_as_owner() -> dict:
+    if connection.vendor != "postgresql":
+        return {}
+    return {"owner_pid": _SessionPid(), "owner_started_at": _SessionStartedAt()}

@@ -113,6 +113,11 @@ class IdempotentRequest(models.Model):
     fingerprint = models.CharField(max_length=64, help_text="SHA-256 of method, path and body.")
     state = models.CharField(max_length=12, choices=State.choices, default=State.PROCESSING)
     locked_at = models.DateTimeField(help_text="When the running request claimed the key.")
+    # The PostgreSQL session of the request that holds the claim (none on SQLite): once it
+    # has ended, that request can no longer store an answer or a charge, so a retry takes
+    # the claim over at once instead of after the lock timeout (`lookups.idempotency`).
+    owner_pid = models.IntegerField(null=True, blank=True)
+    owner_started_at = models.DateTimeField(null=True, blank=True)
     request_id = models.CharField(max_length=40, blank=True)
     response_status = models.PositiveSmallIntegerField(null=True, blank=True)
     response_body = models.TextField(blank=True, help_text="The answer as sent, byte for byte.")

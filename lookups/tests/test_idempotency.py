@@ -1,12 +1,14 @@
 """Idempotency-Key: a retried request is answered once and charged once."""
 
 import json
+import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import httpx
+import psycopg
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
 from django.test import RequestFactory
 from django.utils import timezone
 from rest_framework.request import Request
@@ -103,6 +105,105 @@ def test_a_claim_whose_worker_died_is_taken_over_after_the_lock_timeout(client, 
     assert response.status_code == 200
     assert units_used(key[0]) == 1
     assert IdempotentRequest.objects.get(key="orphan-001").state == "completed"
+
+
+# As a request runs: PostgreSQL reads sessions once per transaction.
+@pytest.mark.django_db(transaction=True)
+def test_a_claim_is_in_progress_while_its_owners_session_lives_and_taken_over_once_it_ends(
+    client, key, units_used
+):
+    """A claim left behind by a request whose connection died: the retry waits only as long
+    as the owner's PostgreSQL session still exists, not for the 60 s lock timeout."""
+    owner = psycopg.connect(**_direct_postgres(), autocommit=True)
+    pid, started_at = owner.execute(
+        "SELECT pid, backend_start FROM pg_stat_get_activity(pg_backend_pid())"
+    ).fetchone()
+    now = timezone.now()
+    IdempotentRequest.objects.create(
+        api_key=key[0],
+        key="cut-owner-1",
+        fingerprint=_fingerprint_of(client, key, "phone-lookups", PHONE),
+        locked_at=now,
+        expires_at=now + timedelta(hours=24),
+        owner_pid=pid,
+        owner_started_at=started_at,
+    )
+    running = post(client, key[1], "phone-lookups", PHONE, "cut-owner-1")
+    assert running.status_code == 409
+    assert running.json()["error"]["code"] == "idempotency_in_progress"
+    assert units_used(key[0]) == 0
+
+    owner.close()
+    _wait_until_ended(pid)
+    retried = post(client, key[1], "phone-lookups", PHONE, "cut-owner-1")
+    assert retried.status_code == 200
+    assert "Idempotent-Replayed" not in retried
+    assert units_used(key[0]) == 1
+    record = IdempotentRequest.objects.get(key="cut-owner-1")
+    assert record.state == "completed"
+    assert record.response_body.encode() == retried.content
+    replayed = post(client, key[1], "phone-lookups", PHONE, "cut-owner-1")
+    assert replayed["Idempotent-Replayed"] == "true"
+    assert units_used(key[0]) == 1
+
+
+# As a request runs: PostgreSQL reads sessions once per transaction.
+@pytest.mark.django_db(transaction=True)
+def test_a_session_that_reuses_the_owners_pid_is_not_the_owner(client, key, units_used):
+    """A pid says which session only with its start time: a later session may get the
+    same pid, and the claim's owner is still the one that started when the claim says."""
+    alive = psycopg.connect(**_direct_postgres(), autocommit=True)
+    pid, started_at = alive.execute(
+        "SELECT pid, backend_start FROM pg_stat_get_activity(pg_backend_pid())"
+    ).fetchone()
+    now = timezone.now()
+    IdempotentRequest.objects.create(
+        api_key=key[0],
+        key="reused-pid",
+        fingerprint=_fingerprint_of(client, key, "phone-lookups", PHONE),
+        locked_at=now,
+        expires_at=now + timedelta(hours=24),
+        owner_pid=pid,
+        owner_started_at=started_at - timedelta(minutes=5),  # an earlier session's
+    )
+    try:
+        taken_over = post(client, key[1], "phone-lookups", PHONE, "reused-pid")
+    finally:
+        alive.close()
+    assert taken_over.status_code == 200
+    assert units_used(key[0]) == 1
+
+
+def test_a_claim_records_the_session_that_holds_it(key):
+    claim = claim_or_replay(
+        api_key=key[0], key="whose-claim", fingerprint="f" * 64, now=timezone.now()
+    )
+    assert isinstance(claim, Claim)
+    record = IdempotentRequest.objects.get(pk=claim.record_id)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pid, backend_start FROM pg_stat_get_activity(pg_backend_pid())")
+        assert (record.owner_pid, record.owner_started_at) == cursor.fetchone()
+
+
+def _direct_postgres() -> dict:
+    db = connection.settings_dict
+    return {
+        "host": db["HOST"] or "127.0.0.1",
+        "port": int(db["PORT"] or 5432),
+        "user": db["USER"] or "postgres",
+        "dbname": db["NAME"],
+    }
+
+
+def _wait_until_ended(pid: int) -> None:
+    deadline = time.monotonic() + 5
+    with connection.cursor() as cursor:
+        while True:
+            cursor.execute("SELECT count(*) FROM pg_stat_get_activity(%s)", [pid])
+            if not cursor.fetchone()[0]:
+                return
+            assert time.monotonic() < deadline, f"backend {pid} did not end"
+            time.sleep(0.02)
 
 
 def test_an_owner_whose_claim_was_taken_over_stores_nothing_and_is_not_charged(key, units_used):

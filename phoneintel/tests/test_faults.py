@@ -389,12 +389,21 @@ def test_a_cut_while_a_bulk_call_runs_charges_nothing(outage):
     outage.proxy.heal()
     outage.assert_ledger()
 
-    # Its claim on the Idempotency-Key could not be released while PostgreSQL was
-    # away: a retry is told to wait (until the claim's 60 s lock expires, then it runs
-    # once), never charged twice.
-    retried = caller.bulk(key)
-    assert retried.status_code == 409
-    assert retried.json()["error"]["code"] == "idempotency_in_progress"
-    assert int(retried.headers["Retry-After"]) >= 1
+    # Its claim on the Idempotency-Key could not be released while PostgreSQL was away.
+    # Its session has ended with the cut, so a retry takes the claim over at once (told
+    # to wait, with Retry-After, only while PostgreSQL has not yet seen the session end),
+    # not after the claim's 60 s lock timeout, and is charged once.
+    def retry():
+        response = caller.bulk(key)
+        if response.status_code == 409:
+            assert response.json()["error"]["code"] == "idempotency_in_progress"
+            assert int(response.headers["Retry-After"]) >= 1
+        return response
+
+    seconds, _failed = recovery(retry, what="a cut during a bulk call's charge", timeout=5)
+    assert seconds < 5
     outage.assert_ledger()
-    assert caller.announced == 1
+    assert caller.announced == 1 + 2
+    replayed = caller.bulk(key)
+    assert replayed.headers["Idempotent-Replayed"] == "true"
+    outage.assert_ledger()
