@@ -3,7 +3,9 @@
 import os
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
+import psycopg
 import pytest
 from django.conf import settings
 from django.core.cache import cache
@@ -60,6 +62,19 @@ def dump_database():
         ).stdout  # fmt: skip
 
     return dump
+
+
+@pytest.fixture
+def other_session(db):
+    """Another PostgreSQL session, like the one a request in another worker holds: its
+    `pid` and `started_at` as PostgreSQL reports them; `end()` closes it."""
+    conn = psycopg.connect(_test_database_url(), autocommit=True)
+    pid, started_at = conn.execute(
+        "SELECT pid, backend_start FROM pg_stat_get_activity(pg_backend_pid())"
+    ).fetchone()
+    session = SimpleNamespace(pid=pid, started_at=started_at, end=conn.close)
+    yield session
+    conn.close()
 
 
 @pytest.fixture

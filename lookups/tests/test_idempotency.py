@@ -6,7 +6,6 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import httpx
-import psycopg
 import pytest
 from django.db import connection, transaction
 from django.test import RequestFactory
@@ -110,14 +109,10 @@ def test_a_claim_whose_worker_died_is_taken_over_after_the_lock_timeout(client, 
 # As a request runs: PostgreSQL reads sessions once per transaction.
 @pytest.mark.django_db(transaction=True)
 def test_a_claim_is_in_progress_while_its_owners_session_lives_and_taken_over_once_it_ends(
-    client, key, units_used
+    client, key, units_used, other_session
 ):
     """A claim left behind by a request whose connection died: the retry waits only as long
     as the owner's PostgreSQL session still exists, not for the 60 s lock timeout."""
-    owner = psycopg.connect(**_direct_postgres(), autocommit=True)
-    pid, started_at = owner.execute(
-        "SELECT pid, backend_start FROM pg_stat_get_activity(pg_backend_pid())"
-    ).fetchone()
     now = timezone.now()
     IdempotentRequest.objects.create(
         api_key=key[0],
@@ -125,16 +120,16 @@ def test_a_claim_is_in_progress_while_its_owners_session_lives_and_taken_over_on
         fingerprint=_fingerprint_of(client, key, "phone-lookups", PHONE),
         locked_at=now,
         expires_at=now + timedelta(hours=24),
-        owner_pid=pid,
-        owner_started_at=started_at,
+        owner_pid=other_session.pid,
+        owner_started_at=other_session.started_at,
     )
     running = post(client, key[1], "phone-lookups", PHONE, "cut-owner-1")
     assert running.status_code == 409
     assert running.json()["error"]["code"] == "idempotency_in_progress"
     assert units_used(key[0]) == 0
 
-    owner.close()
-    _wait_until_ended(pid)
+    other_session.end()
+    _wait_until_ended(other_session.pid)
     retried = post(client, key[1], "phone-lookups", PHONE, "cut-owner-1")
     assert retried.status_code == 200
     assert "Idempotent-Replayed" not in retried
@@ -149,13 +144,11 @@ def test_a_claim_is_in_progress_while_its_owners_session_lives_and_taken_over_on
 
 # As a request runs: PostgreSQL reads sessions once per transaction.
 @pytest.mark.django_db(transaction=True)
-def test_a_session_that_reuses_the_owners_pid_is_not_the_owner(client, key, units_used):
+def test_a_session_that_reuses_the_owners_pid_is_not_the_owner(
+    client, key, units_used, other_session
+):
     """A pid says which session only with its start time: a later session may get the
     same pid, and the claim's owner is still the one that started when the claim says."""
-    alive = psycopg.connect(**_direct_postgres(), autocommit=True)
-    pid, started_at = alive.execute(
-        "SELECT pid, backend_start FROM pg_stat_get_activity(pg_backend_pid())"
-    ).fetchone()
     now = timezone.now()
     IdempotentRequest.objects.create(
         api_key=key[0],
@@ -163,13 +156,10 @@ def test_a_session_that_reuses_the_owners_pid_is_not_the_owner(client, key, unit
         fingerprint=_fingerprint_of(client, key, "phone-lookups", PHONE),
         locked_at=now,
         expires_at=now + timedelta(hours=24),
-        owner_pid=pid,
-        owner_started_at=started_at - timedelta(minutes=5),  # an earlier session's
+        owner_pid=other_session.pid,
+        owner_started_at=other_session.started_at - timedelta(minutes=5),  # an earlier one's
     )
-    try:
-        taken_over = post(client, key[1], "phone-lookups", PHONE, "reused-pid")
-    finally:
-        alive.close()
+    taken_over = post(client, key[1], "phone-lookups", PHONE, "reused-pid")
     assert taken_over.status_code == 200
     assert units_used(key[0]) == 1
 
@@ -183,16 +173,6 @@ def test_a_claim_records_the_session_that_holds_it(key):
     with connection.cursor() as cursor:
         cursor.execute("SELECT pid, backend_start FROM pg_stat_get_activity(pg_backend_pid())")
         assert (record.owner_pid, record.owner_started_at) == cursor.fetchone()
-
-
-def _direct_postgres() -> dict:
-    db = connection.settings_dict
-    return {
-        "host": db["HOST"] or "127.0.0.1",
-        "port": int(db["PORT"] or 5432),
-        "user": db["USER"] or "postgres",
-        "dbname": db["NAME"],
-    }
 
 
 def _wait_until_ended(pid: int) -> None:

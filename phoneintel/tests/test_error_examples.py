@@ -18,6 +18,7 @@ from accounts.models import ApiKey
 from accounts.services import api_key_revoke, api_key_set_active
 from catalog.models import Product
 from lookups.idempotency import claim_or_replay, request_fingerprint
+from lookups.models import IdempotentRequest
 from phoneintel.errors import API_ERROR_CODES, STATUS, ErrorCode
 
 pytestmark = pytest.mark.django_db
@@ -40,7 +41,7 @@ def documented(contract, code: ErrorCode, path: str = LOOKUP, method: str = "pos
 
 
 @pytest.fixture
-def answer(client, make_key):
+def answer(client, make_key, other_session):
     """Provokes `code` for real, the way its example says; returns the error object."""
     _, raw = make_key()
     auth = {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
@@ -61,14 +62,17 @@ def answer(client, make_key):
         )
 
     def in_progress():
-        # The same request, claimed a moment ago by a twin that is still running.
+        # The same request, claimed a moment ago by a twin still running in its own session.
         key, body = str(uuid.uuid4()), json.dumps({"phone": "+14155550123"})
         twin = SimpleNamespace(method="POST", path=LOOKUP, _request=SimpleNamespace(body=body))
-        claim_or_replay(
+        claim = claim_or_replay(
             api_key=ApiKey.objects.get(prefix=raw[:16]),
             key=key,
             fingerprint=request_fingerprint(twin),
             now=timezone.now(),
+        )
+        IdempotentRequest.objects.filter(pk=claim.record_id).update(
+            owner_pid=other_session.pid, owner_started_at=other_session.started_at
         )
         return post(body, HTTP_IDEMPOTENCY_KEY=key)
 
