@@ -76,14 +76,7 @@ def test_same_key_with_another_request_is_409_conflict(client, key, units_used):
 
 
 def test_same_key_while_the_first_still_runs_is_409_in_progress(client, key, units_used):
-    now = timezone.now()
-    IdempotentRequest.objects.create(
-        api_key=key[0],
-        key="running-01",
-        fingerprint=_fingerprint_of(client, key, "phone-lookups", PHONE),
-        locked_at=now,
-        expires_at=now + timedelta(hours=24),
-    )
+    _claimed_lookup(client, key, "running-01")
     response = post(client, key[1], "phone-lookups", PHONE, "running-01")
     assert response.status_code == 409
     assert response.json()["error"]["code"] == "idempotency_in_progress"
@@ -92,14 +85,7 @@ def test_same_key_while_the_first_still_runs_is_409_in_progress(client, key, uni
 
 
 def test_a_claim_whose_worker_died_is_taken_over_after_the_lock_timeout(client, key, units_used):
-    stale = timezone.now() - timedelta(seconds=61)
-    IdempotentRequest.objects.create(
-        api_key=key[0],
-        key="orphan-001",
-        fingerprint=_fingerprint_of(client, key, "phone-lookups", PHONE),
-        locked_at=stale,
-        expires_at=stale + timedelta(hours=24),
-    )
+    _claimed_lookup(client, key, "orphan-001", locked_at=timezone.now() - timedelta(seconds=61))
     response = post(client, key[1], "phone-lookups", PHONE, "orphan-001")
     assert response.status_code == 200
     assert units_used(key[0]) == 1
@@ -113,13 +99,10 @@ def test_a_claim_is_in_progress_while_its_owners_session_lives_and_taken_over_on
 ):
     """A claim left behind by a request whose connection died: the retry waits only as long
     as the owner's PostgreSQL session still exists, not for the 60 s lock timeout."""
-    now = timezone.now()
-    IdempotentRequest.objects.create(
-        api_key=key[0],
-        key="cut-owner-1",
-        fingerprint=_fingerprint_of(client, key, "phone-lookups", PHONE),
-        locked_at=now,
-        expires_at=now + timedelta(hours=24),
+    _claimed_lookup(
+        client,
+        key,
+        "cut-owner-1",
         owner_pid=other_session.pid,
         owner_started_at=other_session.started_at,
     )
@@ -149,13 +132,10 @@ def test_a_session_that_reuses_the_owners_pid_is_not_the_owner(
 ):
     """A pid says which session only with its start time: a later session may get the
     same pid, and the claim's owner is still the one that started when the claim says."""
-    now = timezone.now()
-    IdempotentRequest.objects.create(
-        api_key=key[0],
-        key="reused-pid",
-        fingerprint=_fingerprint_of(client, key, "phone-lookups", PHONE),
-        locked_at=now,
-        expires_at=now + timedelta(hours=24),
+    _claimed_lookup(
+        client,
+        key,
+        "reused-pid",
         owner_pid=other_session.pid,
         owner_started_at=other_session.started_at - timedelta(minutes=5),  # an earlier one's
     )
@@ -307,6 +287,20 @@ def _expired_record(api_key) -> IdempotentRequest:
         state="completed",
         locked_at=now - timedelta(days=2),
         expires_at=now - timedelta(days=1),
+    )
+
+
+def _claimed_lookup(client, key, idempotency_key: str, *, locked_at=None, **owner) -> None:
+    """The claim a phone lookup of PHONE with `idempotency_key` left while it ran (claimed
+    at `locked_at`, now by default; `owner`: the session it recorded, if any)."""
+    locked_at = locked_at or timezone.now()
+    IdempotentRequest.objects.create(
+        api_key=key[0],
+        key=idempotency_key,
+        fingerprint=_fingerprint_of(client, key, "phone-lookups", PHONE),
+        locked_at=locked_at,
+        expires_at=locked_at + timedelta(hours=24),
+        **owner,
     )
 
 
