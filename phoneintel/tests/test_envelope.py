@@ -3,6 +3,10 @@
 import json
 
 import pytest
+from django.test import RequestFactory
+from rest_framework.views import APIView
+
+from phoneintel.envelope import request_json
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("phoneintel.tests.urls")]
 
@@ -157,10 +161,6 @@ def test_django_ratelimit_refusal_is_429_never_403(client):
 )
 def test_the_direct_json_read_answers_as_drf_request_data_does(content_type, body):
     """`request_json` (the lookups' body read) gives the value or the error DRF would."""
-    from django.test import RequestFactory
-    from rest_framework.views import APIView
-
-    from phoneintel.envelope import request_json
 
     def outcome(read):
         request = APIView().initialize_request(
