@@ -239,7 +239,8 @@ def _owner_gone(record: IdempotentRequest) -> bool:
     say which session it was (claimed on SQLite)."""
     if record.owner_pid is None or connection.vendor != "postgresql":
         return False
-    with hot_cursor() as cursor:
+    # Django's own cursor: a retry that meets a running claim is rare, not the hot path.
+    with connection.cursor() as cursor:
         cursor.execute(
             _OWNER_GONE_SQL, {"pid": record.owner_pid, "started_at": record.owner_started_at}
         )
