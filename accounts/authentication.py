@@ -4,18 +4,23 @@ Only `Authorization: Bearer <key>` is read: no query parameter, no session
 cookie. Keys are looked up on every request (no cache), so revocation,
 deactivation and suspension take effect on the very next request. The lookup
 is the request's one read before its work: it also brings the owner's access,
-this month's usage and the pause flags (`api_key_authenticate`).
+this month's usage and the pause flags (`api_key_authenticate`). A plain lookup
+on PostgreSQL reads the key in the statement that charges instead
+(`lookups.services.lookup_one_checking_key`); `key_accepted` answers for both.
 
 A rejected key counts against the client address (`accounts.throttling`); an
 address over its limit is refused with 429 whatever key it sends.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.utils import timezone
 from rest_framework.authentication import BaseAuthentication
 
-from accounts.services import KeyRejected, api_key_authenticate, api_key_touch
+from accounts.selectors import AuthenticatedKey
+from accounts.services import KeyRejected, api_key_authenticate, api_key_hash, api_key_touch
 from accounts.throttling import auth_failure_recorded
 from phoneintel.errors import ApiError, ErrorCode
 
@@ -33,30 +38,56 @@ class ApiKeyAuthentication(BaseAuthentication):
     keyword = "Bearer"
 
     def authenticate(self, request):
-        header = request.META.get("HTTP_AUTHORIZATION", "")
-        if not header.strip():
+        header = request.META.get("HTTP_AUTHORIZATION", "").strip()
+        if not header:
             return None  # DRF turns this into 401 missing_api_key
-        scheme, _, raw = header.strip().partition(" ")
+        scheme, _, raw = header.partition(" ")
         now = timezone.now()
-        try:
+
+        def check():
             if scheme.lower() != "bearer" or not raw.strip():
                 raise KeyRejected(
-                    ErrorCode.INVALID_API_KEY,
-                    "Use the header 'Authorization: Bearer <key>'.",
+                    ErrorCode.INVALID_API_KEY, "Use the header 'Authorization: Bearer <key>'."
                 )
-            api_key = api_key_authenticate(raw=raw.strip(), now=now)
-        except KeyRejected as rejected:
-            refusal = auth_failure_recorded(request)
-            if refusal is not None:
-                raise refusal from None
-            raise ApiError.unauthorized(rejected.code, rejected.message) from None
+            return api_key_authenticate(raw=raw.strip(), now=now)
 
-        if api_key.last_used_at is None or (now - api_key.last_used_at).total_seconds() >= 60:
-            request._request.after_response.append(
-                lambda: api_key_touch(api_key_id=api_key.pk, now=now)
-            )
-        request._request.log_context["keyId"] = api_key.pk
+        api_key = key_accepted(request, check, now)
         return ApiCaller(developer_id=api_key.developer_id), api_key
 
     def authenticate_header(self, request):
         return f'{self.keyword} realm="phoneintel"'
+
+
+def well_formed_key_hash(request) -> str | None:
+    """The hash of the request's key when it is well formed, for a view that checks the
+    key in its own statement (`lookups.services.lookup_one_checking_key`); None when DRF's
+    authentication should answer (no key, another form of header, a malformed key)."""
+    header = request.META.get("HTTP_AUTHORIZATION", "")
+    scheme, _, raw = header.strip().partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    try:
+        return api_key_hash(raw.strip())
+    except KeyRejected:
+        return None
+
+
+def key_accepted(request, check: Callable[[], AuthenticatedKey], now: datetime):
+    """The key `check()` returns, now the request's; its rejection as the 401 a client gets,
+    or 429 once the address is over its failure limit.
+
+    An accepted key's `last_used_at` is touched after the response, at most once a minute.
+    """
+    try:
+        api_key = check()
+    except KeyRejected as rejected:
+        refusal = auth_failure_recorded(request)
+        if refusal is not None:
+            raise refusal from None
+        raise ApiError.unauthorized(rejected.code, rejected.message) from None
+    if api_key.last_used_at is None or (now - api_key.last_used_at).total_seconds() >= 60:
+        request._request.after_response.append(
+            lambda: api_key_touch(api_key_id=api_key.pk, now=now)
+        )
+    request._request.log_context["keyId"] = api_key.pk
+    return api_key

@@ -71,6 +71,7 @@ class AuthenticatedKey:
     owner_email: str  # where a quota alert goes
     month_usage: UsageSummary  # all the account endpoint needs
     pauses: Pauses  # all a lookup needs to know whether it may run
+    key_hash: str  # names the key's rate counters (`accounts.throttling`)
 
 
 def usage_for_key(*, api_key: ApiKey | AuthenticatedKey, now: datetime) -> UsageSummary:

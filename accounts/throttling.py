@@ -7,11 +7,15 @@ the epoch, shared by every server process through Redis:
   confirmed to it;
 - requests per key (the key's `rate_limit`).
 
-An authenticated request runs `ADMIT` once (EVALSHA): it reads the address's
-failures and, unless they are over the limit, counts the request in the key's
-window. A request whose key was rejected runs `RECORD_FAILURE` instead. Both
-scripts touch only keys with the hash tag `{rate}`, so they run unchanged on
-Redis Cluster. The counts become the `RateLimit` / `RateLimit-Policy` headers:
+Every request with a well-formed key runs `ADMIT` once (EVALSHA): it reads the
+address's failures and, unless they are over the limit, counts the request in the
+key's windows. A key's rate is per second, minute or hour (`N/s`, `N/m`, `N/h`), and a
+plain lookup counts its request before the one statement that reads the key
+(`lookups.services`), so the script counts it in all three windows, keyed by the key's
+hash rather than its row id; the key's rate, read afterwards, picks the count that
+applies (`RateVerdict`). A request whose key was rejected runs `RECORD_FAILURE` as
+well. Both scripts touch only keys with the hash tag `{rate}`, so they run unchanged
+on Redis Cluster. The counts become the `RateLimit` / `RateLimit-Policy` headers:
     RateLimit-Policy: "default";q=600;w=60
     RateLimit: "default";r=599;t=42
 
@@ -33,17 +37,22 @@ from rest_framework.throttling import BaseThrottle
 
 from phoneintel.errors import ApiError, ErrorCode
 
-# Returns -1 when the address is over its failure limit, else the key's count so far.
+# Returns -1 when the address is over its failure limit, else the key's counts so far in
+# its second, minute and hour windows.
 ADMIT = """
 local failures = tonumber(redis.call('GET', KEYS[1]) or '0')
 if failures >= tonumber(ARGV[1]) then
   return -1
 end
-local count = redis.call('INCR', KEYS[2])
-if count == 1 then
-  redis.call('EXPIREAT', KEYS[2], ARGV[2])
+local counts = {}
+for i = 2, 4 do
+  local count = redis.call('INCR', KEYS[i])
+  if count == 1 then
+    redis.call('EXPIREAT', KEYS[i], ARGV[i])
+  end
+  counts[i - 1] = count
 end
-return count
+return counts
 """
 
 # Returns the address's failures so far, this one included.
@@ -89,8 +98,14 @@ def _failures_key(address: str, window: Window) -> str:
     return f"{settings.RATE_KEY_PREFIX}:{{rate}}:auth-failures:{address}:{window.index}"
 
 
-def _requests_key(api_key_id: int, window: Window) -> str:
-    return f"{settings.RATE_KEY_PREFIX}:{{rate}}:key:{api_key_id}:{window.index}"
+# A key's rate is per second, minute or hour (`accounts.models.RATE_RE`): its windows.
+KEY_WINDOWS = (1, 60, 3600)
+
+
+def _requests_key(key_hash: str, seconds: int, window: Window) -> str:
+    # Half the key's hash (128 bits) names it: known before the key is read, and only a
+    # holder of the whole key can count against it.
+    return f"{settings.RATE_KEY_PREFIX}:{{rate}}:key:{key_hash[:32]}:{seconds}:{window.index}"
 
 
 class _RedisCounters:
@@ -111,14 +126,15 @@ class _LocalCounters:
         self.lock = threading.Lock()
 
     def admit(self, *, keys, args):
-        failures_key, requests_key = keys
+        failures_key, *requests_keys = keys
         with self.lock:
             if len(self.counts) > 100_000:
                 self.counts.clear()  # old windows' counters; a dev server never gets near this
             if self.counts.get(failures_key, 0) >= int(args[0]):
                 return -1
-            self.counts[requests_key] = self.counts.get(requests_key, 0) + 1
-            return self.counts[requests_key]
+            for key in requests_keys:
+                self.counts[key] = self.counts.get(key, 0) + 1
+            return [self.counts[key] for key in requests_keys]
 
     def record_failure(self, *, keys, args):
         with self.lock:
@@ -175,6 +191,48 @@ def auth_failure_recorded(request) -> ApiError | None:
     return too_many_failures(window.seconds_left(now)) if failures > limit else None
 
 
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """A request counted against its key: the key's counts in each of `KEY_WINDOWS`."""
+
+    counts: tuple[int, ...]
+    now: float
+
+
+def admit(request, key_hash: str) -> Admission:
+    """The one Redis command of a request with a key: counts it in the key's windows, or
+    raises 429 when the client address is over its failure limit (then nothing is counted)."""
+    now = time.time()
+    failure_limit, failure_seconds = parse_rate(settings.API_AUTH_FAILURE_RATE)
+    failure_window = Window.of(failure_seconds, now)
+    windows = [Window.of(seconds, now) for seconds in KEY_WINDOWS]
+    counts = counters().admit(
+        keys=[
+            _failures_key(client_address(request), failure_window),
+            *(_requests_key(key_hash, s, w) for s, w in zip(KEY_WINDOWS, windows, strict=True)),
+        ],
+        args=[failure_limit, *(window.ends_at for window in windows)],
+    )
+    if counts == -1:
+        raise too_many_failures(failure_window.seconds_left(now))
+    return Admission(counts=tuple(counts), now=now)
+
+
+def enforce_rate(request, admission: Admission, rate: str) -> None:
+    """Sets the `RateLimit` headers from the key's rate; raises 429 when the request is over it."""
+    limit, seconds = parse_rate(rate)
+    count = admission.counts[KEY_WINDOWS.index(seconds)]
+    reset = Window.of(seconds, admission.now).seconds_left(admission.now)
+    request._request.response_headers.update(
+        {
+            "RateLimit-Policy": f'"default";q={limit};w={seconds}',
+            "RateLimit": f'"default";r={max(0, limit - count)};t={reset}',
+        }
+    )
+    if count > limit:
+        raise key_rate_exceeded(rate, reset)
+
+
 class ApiKeyRateThrottle(BaseThrottle):
     """The one Redis command of an authenticated request (see the module docstring)."""
 
@@ -182,27 +240,5 @@ class ApiKeyRateThrottle(BaseThrottle):
         api_key = request.auth
         if api_key is None:
             return True
-        now = time.time()
-        failure_limit, failure_seconds = parse_rate(settings.API_AUTH_FAILURE_RATE)
-        failure_window = Window.of(failure_seconds, now)
-        limit, seconds = parse_rate(api_key.rate_limit)
-        window = Window.of(seconds, now)
-        count = counters().admit(
-            keys=[
-                _failures_key(client_address(request), failure_window),
-                _requests_key(api_key.pk, window),
-            ],
-            args=[failure_limit, window.ends_at],
-        )
-        if count == -1:
-            raise too_many_failures(failure_window.seconds_left(now))
-        reset = window.seconds_left(now)
-        request._request.response_headers.update(
-            {
-                "RateLimit-Policy": f'"default";q={limit};w={seconds}',
-                "RateLimit": f'"default";r={max(0, limit - count)};t={reset}',
-            }
-        )
-        if count > limit:
-            raise key_rate_exceeded(api_key.rate_limit, reset)
+        enforce_rate(request, admit(request, api_key.key_hash), api_key.rate_limit)
         return True

@@ -37,7 +37,7 @@ def pauses_sql() -> str:
         slugs = f"ARRAY(SELECT slug FROM {_PRODUCTS} WHERE is_paused)"  # noqa: S608
     else:
         slugs = f"(SELECT group_concat(slug, ' ') FROM {_PRODUCTS} WHERE is_paused)"  # noqa: S608
-    return f"{slugs}, EXISTS (SELECT 1 FROM {_SWITCH} WHERE paused)"  # noqa: S608
+    return f"{slugs} AS paused, EXISTS (SELECT 1 FROM {_SWITCH} WHERE paused) AS all_paused"  # noqa: S608
 
 
 def pauses_from(slugs, everything) -> Pauses:
