@@ -4,15 +4,18 @@ Views stay thin: they read the Idempotency-Key, then hand the body to one servic
 function (`lookups.services`), which owns the order of the work and its round trips.
 """
 
+from django.db import connection
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework.views import APIView
 
+from accounts.authentication import well_formed_key_hash
 from lookups import openapi
 from lookups.bulk import BulkRequest
 from lookups.idempotency import (
     HEADER,
+    META_KEY,
     Claim,
     claim_or_replay,
     idempotency_key,
@@ -21,7 +24,7 @@ from lookups.idempotency import (
 from lookups.inputs import LookupInput
 from lookups.models import LookupProduct
 from lookups.risk import MODEL_DESCRIPTION
-from lookups.services import lookup_bulk, lookup_one
+from lookups.services import lookup_bulk, lookup_one, lookup_one_checking_key
 from phoneintel.envelope import json_response, request_json
 from phoneintel.openapi import AUTHENTICATED_ERROR_STATUSES, envelope, error_responses
 
@@ -120,12 +123,40 @@ def lookup_schema(product: LookupProduct):
 
 
 class LookupView(APIView):
-    """A single lookup of `product`; the order of its work is `lookups.services.lookup_one`."""
+    """A single lookup of `product`; the order of its work is `lookups.services.lookup_one`,
+    or `lookup_one_checking_key` for a plain lookup on PostgreSQL."""
 
     product: LookupProduct
+    # The hash of a key that the lookup's own statement checks (no DRF authentication).
+    key_hash: str | None = None
+
+    def initial(self, request, *args, **kwargs):
+        """DRF's checks of the key, its rate and its access, except on a plain lookup with a
+        well-formed key on PostgreSQL: one statement checks the key as it charges, which
+        saves a round trip (`lookup_one_checking_key` answers as these checks would)."""
+        if (
+            request.method == "POST"
+            and META_KEY not in request.META
+            and connection.vendor == "postgresql"
+        ):
+            self.key_hash = well_formed_key_hash(request)
+        if self.key_hash is None:
+            super().initial(request, *args, **kwargs)
+        else:
+            self.format_kwarg = self.get_format_suffix(**kwargs)
 
     def post(self, request):
         request._request.log_context["product"] = self.product.value
+        if self.key_hash is not None:
+            answer = lookup_one_checking_key(
+                request=request,
+                key_hash=self.key_hash,
+                product=self.product,
+                read_body=lambda: request_json(request),
+                now=timezone.now(),
+            )
+            request._request.log_context["unitsCharged"] = answer.units  # committed
+            return json_response(answer.body)
         key = idempotency_key(request, required=False)
         if key is None:
             return self.answer(request, None)

@@ -37,7 +37,7 @@ from phoneintel.errors import ApiError, ErrorCode
 
 HEADER = "Idempotency-Key"
 # `request.headers` builds a mapping of every header on first use; one lookup needs none.
-_META_KEY = "HTTP_IDEMPOTENCY_KEY"
+META_KEY = "HTTP_IDEMPOTENCY_KEY"
 LOCK_TIMEOUT = timedelta(seconds=60)
 RETENTION = timedelta(hours=24)
 _VALID_KEY = re.compile(r"[\x21-\x7e]{8,128}")
@@ -54,7 +54,7 @@ def key_required() -> ApiError:
 
 
 def idempotency_key(request, *, required: bool) -> str | None:
-    value = request.META.get(_META_KEY)
+    value = request.META.get(META_KEY)
     if value is None:
         if required:
             raise key_required()

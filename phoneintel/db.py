@@ -15,8 +15,11 @@ pooler that cannot keep prepared statements, where the threshold is None) it is
 Django's ordinary cursor.
 
 `first_read()` runs a request's first statement on that cursor and survives a
-persistent connection that died while idle (see there).
+persistent connection that died while idle (see there); `drop_if_closed_while_idle()`
+does the same before a first statement that writes.
 """
+
+import select
 
 from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
 
@@ -62,6 +65,40 @@ def first_read(sql: str, params) -> tuple | None:
             raise
     connection.close()
     return _fetch_one(sql, params)
+
+
+_CONNECTION_OK = 0  # libpq's CONNECTION_OK (psycopg.pq.ConnStatus.OK)
+
+
+def drop_if_closed_while_idle() -> None:
+    """Drops a persistent PostgreSQL connection that the server or the network closed while
+    it sat idle, so that the request's first statement opens a fresh one.
+
+    For a first statement that writes (a plain lookup charges in its first): `first_read`
+    runs a read again after it failed on a dead connection, but a write that failed may
+    have been done. Instead, the idle connection's socket is polled before the statement
+    is sent: a live one has nothing to read, while a closed one has the end of the stream
+    (and PostgreSQL's last message, when it said goodbye). A poll costs no round trip. A
+    connection that dies between the poll and the statement fails the request as any lost
+    connection does (503, nothing charged: the statement commits only with its answer).
+    """
+    connection = connections[DEFAULT_DB_ALIAS]
+    raw = connection.connection
+    if raw is None or connection.vendor != "postgresql" or connection.in_atomic_block:
+        return
+    from psycopg import Error as PsycopgError  # installed when the vendor is PostgreSQL
+
+    try:
+        readable, _, _ = select.select([raw.fileno()], [], [], 0)
+        if not readable:
+            return
+        # Something arrived while idle: a notice keeps the connection, the end of it does not.
+        raw.pgconn.consume_input()
+        if raw.pgconn.status == _CONNECTION_OK:
+            return
+    except (OSError, ValueError, PsycopgError):
+        pass
+    connection.close()
 
 
 def _fetch_one(sql: str, params) -> tuple | None:

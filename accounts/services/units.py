@@ -39,15 +39,19 @@ _PRODUCT = "CAST(%(product)s AS text)"
 
 _CHARGE_MONTH_SQL = f"""
     INSERT INTO {_MONTHLY} (api_key_id, period, units_used, units_by_product)
-    SELECT %(key)s, %(period)s, %(units)s, {{new_split}} WHERE %(units)s <= %(quota)s
+    SELECT {{key}}, %(period)s, %(units)s, {{new_split}} {{source}} WHERE %(units)s <= {{quota}}
     ON CONFLICT (api_key_id, period) DO UPDATE
         SET units_used = {_MONTHLY}.units_used + EXCLUDED.units_used,
             units_by_product = {{added_split}}
-        WHERE {_MONTHLY}.units_used + EXCLUDED.units_used <= %(quota)s
-    RETURNING units_used
+        WHERE {_MONTHLY}.units_used + EXCLUDED.units_used <= {{quota_again}}
+    RETURNING api_key_id, units_used
 """  # noqa: S608  (table names are ours; values are parameters)
 
 _CHARGE_MONTH_SQL_POSTGRES = _CHARGE_MONTH_SQL.format(
+    key="admitted.id",
+    source="FROM admitted",
+    quota="admitted.monthly_quota",
+    quota_again="(SELECT monthly_quota FROM admitted)",
     new_split=f"jsonb_build_object({_PRODUCT}, %(units)s)",
     added_split=f"{_MONTHLY}.units_by_product || jsonb_build_object({_PRODUCT},"
     f" COALESCE(CAST({_MONTHLY}.units_by_product ->> {_PRODUCT} AS integer), 0)"
@@ -55,6 +59,10 @@ _CHARGE_MONTH_SQL_POSTGRES = _CHARGE_MONTH_SQL.format(
 )
 # SQLite: a JSON path with the key quoted, since product values contain '-'.
 _CHARGE_MONTH_SQL_SQLITE = _CHARGE_MONTH_SQL.format(
+    key="%(key)s",
+    source="",
+    quota="%(quota)s",
+    quota_again="%(quota)s",
     new_split=f"json_object({_PRODUCT}, %(units)s)",
     added_split=f"json_set({_MONTHLY}.units_by_product, %(product_path)s,"
     f" COALESCE(json_extract({_MONTHLY}.units_by_product, %(product_path)s), 0)"
@@ -63,7 +71,7 @@ _CHARGE_MONTH_SQL_SQLITE = _CHARGE_MONTH_SQL.format(
 
 _CHARGE_DAY_SQL = f"""
     INSERT INTO {_DAILY} (api_key_id, day, product, units_used)
-    SELECT %(key)s, %(day)s, {_PRODUCT}, %(units)s {{source}}
+    SELECT {{key}}, %(day)s, {_PRODUCT}, %(units)s {{source}}
     ON CONFLICT (api_key_id, day, product) DO UPDATE
         SET units_used = {_DAILY}.units_used + EXCLUDED.units_used
 """  # noqa: S608
@@ -72,59 +80,81 @@ _CHARGE_DAY_SQL = f"""
 # threshold * quota passes 2^31 for quotas above 21 million.
 _ALERT_SQL = f"""
     INSERT INTO {_ALERTS} (api_key_id, period, threshold, created_at)
-    SELECT %(key)s, %(period)s, threshold, %(now)s FROM {{source}}
-    WHERE CAST({{used}} AS bigint) * 100 >= threshold * CAST(%(quota)s AS bigint)
+    SELECT {{key}}, %(period)s, threshold, %(now)s FROM {{source}}
+    WHERE CAST({{used}} AS bigint) * 100 >= threshold * CAST({{quota}} AS bigint)
     ON CONFLICT (api_key_id, period, threshold) DO NOTHING
     RETURNING threshold
 """  # noqa: S608
 
 _ALERT_SQL_POSTGRES = _ALERT_SQL.format(
-    source=f"charged, (VALUES {_THRESHOLDS}) AS thresholds (threshold)", used="charged.units_used"
+    key="charged.api_key_id",
+    source=f"charged, admitted, (VALUES {_THRESHOLDS}) AS thresholds (threshold)",
+    used="charged.units_used",
+    quota="admitted.monthly_quota",
 )
 _ALERT_SQL_SQLITE = _ALERT_SQL.format(
+    key="%(key)s",
     source=f"(SELECT column1 AS threshold FROM (VALUES {_THRESHOLDS}))",  # noqa: S608
     used="%(units_used)s",
+    quota="%(quota)s",
 )
 
-# PostgreSQL: one statement. The day's row and the alerts are written only when the
-# month's upsert returned a row, i.e. only when the charge passed the quota. `alerted`
-# holds the thresholds this charge reached first: the upsert holds the month's row lock,
-# so racing charges reach them one after the other, and the unique constraint lets
-# exactly one of them insert each (ON CONFLICT DO NOTHING returns nothing to the others).
+# PostgreSQL: one statement, charging the key in `admitted` (no row: charge nothing) up to
+# its quota. The day's row and the alerts are written only when the month's upsert
+# returned a row, i.e. only when the charge passed the quota. `alerted` holds the
+# thresholds this charge reached first: the upsert holds the month's row lock, so racing
+# charges reach them one after the other, and the unique constraint lets exactly one of
+# them insert each (ON CONFLICT DO NOTHING returns nothing to the others).
 _CHARGE_CTE_POSTGRES = f"""
     charged AS ({_CHARGE_MONTH_SQL_POSTGRES}),
-    daily AS ({_CHARGE_DAY_SQL.format(source="FROM charged")}),
+    daily AS ({_CHARGE_DAY_SQL.format(key="charged.api_key_id", source="FROM charged")}),
     alerted AS ({_ALERT_SQL_POSTGRES})
 """
+
+# The key to charge and its quota, as parameters (`charge_params`).
+ADMITTED_BY_PARAMETERS = (
+    "admitted AS (SELECT CAST(%(key)s AS bigint) AS id,"
+    " CAST(%(quota)s AS integer) AS monthly_quota)"
+)
 
 NEW_ALERTS_SQL = "(SELECT string_agg(CAST(threshold AS text), ' ') FROM alerted)"
 
 _CHARGE_SQL_POSTGRES = (
-    f"WITH {_CHARGE_CTE_POSTGRES} SELECT units_used, {NEW_ALERTS_SQL} FROM charged"  # noqa: S608
+    f"WITH {ADMITTED_BY_PARAMETERS}, {_CHARGE_CTE_POSTGRES}"  # noqa: S608
+    f" SELECT units_used, {NEW_ALERTS_SQL} FROM charged"
 )
 
 
 def charge_params(
     *, api_key: ApiKey | AuthenticatedKey, units: int, now: datetime, product: str
 ) -> dict:
+    """The values of a charge of `api_key` (`ADMITTED_BY_PARAMETERS`, or SQLite's statements)."""
+    return {"key": api_key.pk, "quota": api_key.monthly_quota} | charge_values(
+        units=units, now=now, product=product
+    )
+
+
+def charge_values(*, units: int, now: datetime, product: str) -> dict:
+    """The values of `charge_cte`, whichever key `admitted` holds."""
     if units <= 0:
         raise ValueError("charge at least one unit")
     ops = connection.ops
     return {
-        "key": api_key.pk,
         "period": ops.adapt_datefield_value(month_start(now)),
         "day": ops.adapt_datefield_value(now.astimezone(UTC).date()),
         "now": ops.adapt_datetimefield_value(now),
         "units": units,
-        "quota": api_key.monthly_quota,
         "product": product,
     }
 
 
 def charge_cte() -> str:
-    """The charge as `WITH` items for a larger statement (PostgreSQL): `charged` holds the
-    month's new total, or no row when the quota refused the charge; `NEW_ALERTS_SQL` is the
-    thresholds the charge newly reached, as text (`new_alerts` reads it back).
+    """The charge as `WITH` items for a larger statement (PostgreSQL), after a `WITH` item
+    `admitted (id, monthly_quota)` that holds the key to charge, or no row to charge
+    nothing (`ADMITTED_BY_PARAMETERS` takes it from `charge_params`). `charged` holds the
+    key and the month's new total, or no row when the quota refused the charge;
+    `NEW_ALERTS_SQL` is the thresholds the charge newly reached, as text (`new_alerts`
+    reads it back).
 
     The lookup puts its read behind it, so reading and charging cost one round trip
     (`lookups.services`); `charge_units` is the same charge on its own.
@@ -167,8 +197,8 @@ def charge_units(
             cursor.execute(_CHARGE_MONTH_SQL_SQLITE, params)
             row = cursor.fetchone()
             if row is not None:
-                units_used = row[0]
-                cursor.execute(_CHARGE_DAY_SQL.format(source=""), params)
+                units_used = row[1]  # (api_key_id, units_used)
+                cursor.execute(_CHARGE_DAY_SQL.format(key="%(key)s", source=""), params)
                 cursor.execute(_ALERT_SQL_SQLITE, params | {"units_used": units_used})
                 alerts = sorted(threshold for (threshold,) in cursor.fetchall())
     return charged_usage(

@@ -1,0 +1,176 @@
+"""A plain lookup checks its key in the statement that charges (`lookup_one_checking_key`).
+
+Every refusal is the one DRF's authentication and throttle give elsewhere, in their
+order, and charges nothing; the key's rate counters are shared with every other request.
+"""
+
+import time
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from accounts.models import ApiKey, DailyUsage, Developer, MonthlyUsage, month_start
+from accounts.services import api_key_revoke, api_key_set_active
+from catalog.services import lookups_set_paused, product_set_paused
+
+pytestmark = pytest.mark.django_db
+
+LOOKUP = "/v1/data/phone-lookups"
+PHONE = {"phone": "+14155550123"}
+
+
+@pytest.fixture
+def lookup(client, bearer):
+    def send(raw: str, body=PHONE, **extra):
+        return client.post(LOOKUP, body, content_type="application/json", **bearer(raw), **extra)
+
+    return send
+
+
+def units(key: ApiKey) -> tuple[int, int]:
+    """(the month's units, the days' units) charged to the key."""
+    month = sum(MonthlyUsage.objects.filter(api_key=key).values_list("units_used", flat=True))
+    days = sum(DailyUsage.objects.filter(api_key=key).values_list("units_used", flat=True))
+    return month, days
+
+
+def assert_error(response, status: int, code: str):
+    assert response.status_code == status, response.content
+    assert response.json()["error"]["code"] == code
+    assert "unitsCharged" not in response.json().get("meta", {})
+
+
+def test_a_plain_lookup_is_one_statement(lookup, make_key, django_assert_num_queries):
+    key, raw = make_key()
+    assert lookup(raw).status_code == 200  # and, after it, the key's last use is written
+    with django_assert_num_queries(1):
+        response = lookup(raw)
+    assert response.status_code == 200
+    assert response.json()["meta"]["unitsCharged"] == 1
+    assert response.json()["meta"]["usage"]["unitsUsed"] == 2
+    assert units(key) == (2, 2)
+
+
+def _revoke(key):
+    api_key_revoke(api_key=key)
+
+
+def _expire(key):
+    ApiKey.objects.filter(pk=key.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+
+
+def _deactivate(key):
+    api_key_set_active(api_key=key, active=False)
+
+
+def _suspend_owner(key):
+    Developer.objects.filter(pk=key.developer_id).update(access="suspended")
+
+
+def _pause_product(key):
+    product_set_paused(slug="phone-lookup", paused=True)
+
+
+def _pause_everything(key):
+    lookups_set_paused(paused=True, reason="maintenance")
+
+
+def _use_up_the_quota(key):
+    MonthlyUsage.objects.filter(api_key=key, period=month_start(timezone.now())).update(
+        units_used=key.monthly_quota
+    )
+
+
+REFUSALS = {
+    "revoked": (_revoke, 401, "revoked_api_key"),
+    "expired": (_expire, 401, "expired_api_key"),
+    "inactive": (_deactivate, 401, "inactive_api_key"),
+    "owner-suspended": (_suspend_owner, 401, "inactive_api_key"),
+    "product-paused": (_pause_product, 503, "service_unavailable"),
+    "lookups-paused": (_pause_everything, 503, "service_unavailable"),
+    "quota-used-up": (_use_up_the_quota, 429, "quota_exceeded"),
+}
+
+
+@pytest.mark.parametrize("case", REFUSALS.values(), ids=REFUSALS.keys())
+def test_a_refusal_charges_nothing(lookup, make_key, case):
+    refuse, status, code = case
+    key, raw = make_key(monthly_quota=5)
+    assert lookup(raw).status_code == 200
+    refuse(key)
+    before = units(key)
+    response = lookup(raw)
+    assert_error(response, status, code)
+    assert units(key) == before
+    if status == 401:
+        assert response["WWW-Authenticate"].startswith("Bearer")
+        assert "RateLimit" not in response
+    else:
+        assert int(response["Retry-After"]) >= 1
+        assert response["RateLimit-Policy"] == '"default";q=600;w=60'
+
+
+@pytest.mark.parametrize(("rate", "window"), [("2/s", 1), ("2/m", 60), ("2/h", 3600)])
+def test_the_key_rate_is_counted_in_its_own_window(lookup, make_key, rate, window):
+    key, raw = make_key(rate_limit=rate)
+    while time.time() % 1 > 0.5:  # the three requests fall in one second
+        time.sleep(0.05)
+    answers = [lookup(raw) for _ in range(3)]
+    assert [a.status_code for a in answers] == [200, 200, 429]
+    assert answers[0]["RateLimit"].startswith('"default";r=1;t=')
+    refused = answers[2]
+    assert_error(refused, 429, "rate_limited")
+    assert refused["RateLimit-Policy"] == f'"default";q=2;w={window}'
+    assert refused["RateLimit"].startswith('"default";r=0;t=')
+    assert 1 <= int(refused["Retry-After"]) <= window
+    assert units(key) == (2, 2)
+
+
+def test_every_request_of_a_key_counts_against_one_rate(client, lookup, make_key, bearer):
+    key, raw = make_key(rate_limit="3/m")
+    assert lookup(raw).status_code == 200  # checked in its statement
+    assert client.get("/v1/data/account", **bearer(raw)).status_code == 200  # by DRF
+    assert lookup(raw, HTTP_IDEMPOTENCY_KEY=str(uuid.uuid4())).status_code == 200  # by DRF
+    assert_error(lookup(raw), 429, "rate_limited")
+    assert_error(client.get("/v1/data/account", **bearer(raw)), 429, "rate_limited")
+    assert units(key) == (2, 2)
+
+
+def _unknown(key):
+    from accounts import crypto
+
+    return crypto.generate_key()
+
+
+BAD_BODIES = {
+    "invalid-phone": ({"phone": "12"}, 422, "invalid_phone"),
+    "unknown-property": ({"phone": "+14155550123", "x": 1}, 422, "validation_error"),
+    "not-json": ("{", 400, "invalid_json"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_BODIES.values(), ids=BAD_BODIES.keys())
+def test_the_key_is_refused_before_the_body(lookup, make_key, case):
+    body, status, code = case
+    # As DRF checks the key before the view reads the body: 401, 429 and 503 come first.
+    key, raw = make_key(rate_limit="2/m")
+    assert_error(lookup(_unknown(key), body), 401, "invalid_api_key")
+    _pause_product(key)
+    assert_error(lookup(raw, body), 503, "service_unavailable")
+    product_set_paused(slug="phone-lookup", paused=False)
+    assert_error(lookup(raw, body), status, code)  # the second request of the minute
+    assert_error(lookup(raw, body), 429, "rate_limited")
+    _revoke(key)
+    assert_error(lookup(raw, body), 401, "revoked_api_key")
+    assert units(key) == (0, 0)
+
+
+def test_a_bad_body_with_a_good_key_is_its_own_error(lookup, make_key):
+    key, raw = make_key()
+    response = lookup(raw, {"phone": "12"})
+    assert_error(response, 422, "invalid_phone")
+    assert response["RateLimit-Policy"] == '"default";q=600;w=60'
+    assert response["RateLimit"].startswith('"default";r=599;t=')
+    assert units(key) == (0, 0)
