@@ -121,6 +121,9 @@ def normalize_country(country: str | None) -> str | None:
     return country.upper()
 
 
+_FROM_PLUS = CountryCodeSource.FROM_NUMBER_WITH_PLUS_SIGN
+
+
 def parse_phone(raw: str, country: str | None = None) -> ParsedPhone:
     region = normalize_country(country)
     compact = _SEPARATORS.sub("", raw)
@@ -137,6 +140,16 @@ def parse_phone(raw: str, country: str | None = None) -> ParsedPhone:
     # libphonenumber would read "0044…" (or "011 44…" for US) as international; only "+" may.
     if number.country_code_source == CountryCodeSource.FROM_NUMBER_WITH_IDD:
         raise InvalidPhone(_MSG_IDD)
+    if number.italian_leading_zero and number.country_code_source != _FROM_PLUS:
+        # Leading zeros of a national number (Italy's, or a degenerate "000001" for CC)
+        # can count one way from national format and another from E.164 ("000001" with
+        # CC is +61000001, which reads back as +6100001). The E.164 reading is the
+        # number's: the answer's `phoneNumber`, sent again, must be the same number.
+        e164 = phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+        try:
+            number = phonenumbers.parse(e164, keep_raw_input=True)
+        except phonenumbers.NumberParseException:
+            raise InvalidPhone(_MSG_UNPARSEABLE) from None
     reason = phonenumbers.is_possible_number_with_reason(number)
     if reason != ValidationResult.IS_POSSIBLE:
         raise InvalidPhone(_NOT_POSSIBLE.get(reason, _MSG_UNPARSEABLE))

@@ -241,3 +241,20 @@ def test_validity_and_type_are_libphonenumbers_own(calling_code, digits):
         assert parsed.number_type == kind.lower()
     else:
         assert parsed.number_type == "unknown"
+
+
+@pytest.mark.parametrize(
+    ("raw", "country", "e164"),
+    [
+        # National format with leading zeros, where E.164 counts them differently: the answer
+        # is the number its own E.164 reads back as (found by the property test above).
+        ("000001", "CC", "+6100001"),
+        ("+6100001", None, "+6100001"),
+        # Italy keeps its leading zero either way.
+        ("06 6982 0000", "IT", "+390669820000"),
+    ],
+)
+def test_leading_zeros_read_as_their_e164_reads_back(raw, country, e164):
+    parsed = parse_phone(raw, country)
+    assert parsed.e164 == e164
+    assert parse_phone(parsed.e164) == parsed
