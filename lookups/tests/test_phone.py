@@ -9,6 +9,7 @@ from lookups.phone import (
     InvalidPhone,
     ParsedPhone,
     UnknownRegion,
+    _parse_international,
     allocation_carrier_name,
     normalize_country,
     parse_phone,
@@ -258,3 +259,39 @@ def test_leading_zeros_read_as_their_e164_reads_back(raw, country, e164):
     parsed = parse_phone(raw, country)
     assert parsed.e164 == e164
     assert parse_phone(parsed.e164) == parsed
+
+
+def _international_examples():
+    yield from _example_numbers()
+    for code in sorted(phonenumbers.COUNTRY_CODES_FOR_NON_GEO_REGIONS):
+        number = phonenumbers.example_number_for_non_geo_entity(code)
+        if number is not None:
+            yield phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+
+
+def _as_parse_reads_it(compact: str):
+    try:
+        return phonenumbers.parse(compact, None, keep_raw_input=True)
+    except phonenumbers.NumberParseException:
+        return None
+
+
+def test_the_international_fast_path_reads_every_example_number_as_parse_does():
+    examples = sorted(set(_international_examples()))
+    # With a national prefix or a trunk zero written after the calling code, too.
+    examples += [f"+{e164[1:3]}0{e164[3:]}" for e164 in examples]
+    read = 0
+    for compact in examples:
+        fast = _parse_international(compact)
+        if fast is not None:
+            assert fast == _as_parse_reads_it(compact), compact
+            read += 1
+    assert read > 1500
+
+
+@settings(max_examples=1000)
+@given(digits=st.text("0123456789", max_size=20))
+def test_the_international_fast_path_agrees_with_parse_or_leaves_it_to_parse(digits):
+    # None hands the number to parse (which then also raises where it should).
+    fast = _parse_international(f"+{digits}")
+    assert fast is None or fast == _as_parse_reads_it(f"+{digits}")
