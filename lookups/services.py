@@ -47,9 +47,11 @@ SQLite (the embedded default) allows no INSERT in `WITH`: there the read and
 the charge are separate statements in one transaction.
 """
 
+import re
 from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -193,6 +195,17 @@ def _checked_charge_sql(read) -> str:
     (`admitted`), the charge, and the product's read: one row `('key', NULL, new alerts,
     NULL, the month's new total or NULL, the key's columns...)`, then the read's rows
     padded to that width."""
+    if read is None:
+        return _checked_charge_head()
+    padding = ", NULL" * KEY_COLUMNS
+    return f"{_checked_charge_head()} UNION ALL SELECT r.*{padding} FROM ({read.sql}) AS r"  # noqa: S608
+
+
+@cache
+def _checked_charge_head() -> str:
+    # Without its indentation: psycopg converts a statement's placeholders once and keeps
+    # the result only for statements of up to 4096 bytes (MAX_CACHED_STATEMENT_LENGTH),
+    # and this one with the risk read came close (3918 bytes, 3447 without the indentation).
     sql = f"""
         WITH caller AS ({key_read_sql()}),
         admitted AS (
@@ -211,10 +224,7 @@ def _checked_charge_sql(read) -> str:
                (SELECT CAST(units_used AS bigint) FROM charged), caller.*
         FROM caller
     """  # noqa: S608  (our SQL; values are parameters)
-    if read is not None:
-        padding = ", NULL" * KEY_COLUMNS
-        sql += f" UNION ALL SELECT r.*{padding} FROM ({read.sql}) AS r"  # noqa: S608
-    return sql
+    return re.sub(r"\s+", " ", sql).strip()  # no literal in it holds two spaces
 
 
 def lookup_bulk(
