@@ -79,8 +79,8 @@ def drop_if_closed_while_idle() -> None:
     have been done. Instead, the idle connection's socket is polled before the statement
     is sent: a live one has nothing to read, while a closed one has the end of the stream
     (and PostgreSQL's last message, when it said goodbye). A poll costs no round trip. A
-    connection that dies between the poll and the statement fails the request as any lost
-    connection does (503, nothing charged: the statement commits only with its answer).
+    connection that dies between the poll and the statement fails the request with 503, as
+    any connection lost mid-request does.
     """
     connection = connections[DEFAULT_DB_ALIAS]
     raw = connection.connection
@@ -89,8 +89,10 @@ def drop_if_closed_while_idle() -> None:
     from psycopg import Error as PsycopgError  # installed when the vendor is PostgreSQL
 
     try:
-        readable, _, _ = select.select([raw.fileno()], [], [], 0)
-        if not readable:
+        # poll, not select: select refuses descriptors above 1023, and a busy process has them.
+        idle = select.poll()
+        idle.register(raw.fileno(), select.POLLIN)
+        if not idle.poll(0):
             return
         # Something arrived while idle: a notice keeps the connection, the end of it does not.
         raw.pgconn.consume_input()
