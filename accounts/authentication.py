@@ -38,18 +38,18 @@ class ApiKeyAuthentication(BaseAuthentication):
     keyword = "Bearer"
 
     def authenticate(self, request):
-        header = request.META.get("HTTP_AUTHORIZATION", "").strip()
-        if not header:
+        credentials = _credentials(request)
+        if credentials is None:
             return None  # DRF turns this into 401 missing_api_key
-        scheme, _, raw = header.partition(" ")
+        scheme, raw = credentials
         now = timezone.now()
 
         def check():
-            if scheme.lower() != "bearer" or not raw.strip():
+            if scheme != "bearer" or not raw:
                 raise KeyRejected(
                     ErrorCode.INVALID_API_KEY, "Use the header 'Authorization: Bearer <key>'."
                 )
-            return api_key_authenticate(raw=raw.strip(), now=now)
+            return api_key_authenticate(raw=raw, now=now)
 
         api_key = key_accepted(request, check, now)
         return ApiCaller(developer_id=api_key.developer_id), api_key
@@ -62,14 +62,22 @@ def well_formed_key_hash(request) -> str | None:
     """The hash of the request's key when it is well formed, for a view that checks the
     key in its own statement (`lookups.services.lookup_one_checking_key`); None when DRF's
     authentication should answer (no key, another form of header, a malformed key)."""
-    header = request.META.get("HTTP_AUTHORIZATION", "")
-    scheme, _, raw = header.strip().partition(" ")
-    if scheme.lower() != "bearer":
+    credentials = _credentials(request)
+    if credentials is None or credentials[0] != "bearer":
         return None
     try:
-        return api_key_hash(raw.strip())
+        return api_key_hash(credentials[1])
     except KeyRejected:
         return None
+
+
+def _credentials(request) -> tuple[str, str] | None:
+    """(scheme in lower case, key) of the Authorization header; None without one."""
+    header = request.META.get("HTTP_AUTHORIZATION", "").strip()
+    if not header:
+        return None
+    scheme, _, raw = header.partition(" ")
+    return scheme.lower(), raw.strip()
 
 
 def key_accepted(request, check: Callable[[], AuthenticatedKey], now: datetime):

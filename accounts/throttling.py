@@ -13,7 +13,7 @@ key's windows. A key's rate is per second, minute or hour (`N/s`, `N/m`, `N/h`),
 plain lookup counts its request before the one statement that reads the key
 (`lookups.services`), so the script counts it in all three windows, keyed by the key's
 hash rather than its row id; the key's rate, read afterwards, picks the count that
-applies (`RateVerdict`). A request whose key was rejected runs `RECORD_FAILURE` as
+applies (`enforce_rate`). A request whose key was rejected runs `RECORD_FAILURE` as
 well. Both scripts touch only keys with the hash tag `{rate}`, so they run unchanged
 on Redis Cluster. The counts become the `RateLimit` / `RateLimit-Policy` headers:
     RateLimit-Policy: "default";q=600;w=60

@@ -204,7 +204,7 @@ def _parse_international(compact: str) -> phonenumbers.PhoneNumber | None:
     number = phonenumbers.PhoneNumber(
         country_code=country_code,
         raw_input=compact,
-        country_code_source=CountryCodeSource.FROM_NUMBER_WITH_PLUS_SIGN,
+        country_code_source=_FROM_PLUS,
     )
     if metadata is not None:
         carrier_code, stripped, _ = _maybe_strip_national_prefix_carrier_code(national, metadata)

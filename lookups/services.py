@@ -60,7 +60,13 @@ from rest_framework.exceptions import APIException
 from accounts.authentication import key_accepted
 from accounts.models import Developer
 from accounts.selectors import AuthenticatedKey, UsageSummary, usage_for_key
-from accounts.services.keys import KEY_COLUMNS, key_from_row, key_read_params, key_read_sql
+from accounts.services.keys import (
+    KEY_COLUMNS,
+    api_key_by_hash,
+    key_from_row,
+    key_read_params,
+    key_read_sql,
+)
 from accounts.services.units import (
     ADMITTED_BY_PARAMETERS,
     NEW_ALERTS_SQL,
@@ -80,7 +86,7 @@ from lookups.inputs import check_input, problems_error
 from lookups.models import LookupProduct
 from lookups.phone import ParsedPhone, allocation_carrier_name
 from lookups.risk import assess_risk_from_tally
-from phoneintel.db import drop_if_closed_while_idle, first_read, hot_cursor
+from phoneintel.db import drop_if_closed_while_idle, hot_cursor
 from phoneintel.envelope import render_json, success_body
 from phoneintel.errors import ApiError, ErrorCode
 
@@ -136,8 +142,9 @@ def lookup_one_checking_key(
             raise problems_error(phone)
     except (ApiError, APIException):
         # The key's refusals come before the body's (DRF checks the key first): one read.
-        params = key_read_params(key_hash=key_hash, now=now)
-        _admitted_key(request, first_read(key_read_sql(), params), params, admission, product, now)
+        _admitted_key(
+            request, lambda: api_key_by_hash(key_hash=key_hash, now=now), admission, product, now
+        )
         raise
     read = _READS[product]([phone], now) if phone.is_valid else None
     params = key_read_params(key_hash=key_hash, now=now) | _admission_params(admission, now)
@@ -153,7 +160,11 @@ def lookup_one_checking_key(
     # charge had no units left. (Expiry too: the float seconds of both sides order as the
     # microseconds they stand for.) A charged key is not checked again.
     api_key = _admitted_key(
-        request, key and key[5:], params, admission, product, now, checked=units_used is not None
+        request,
+        lambda: key_from_row(key and key[5:], params, now=now, admitted=units_used is not None),
+        admission,
+        product,
+        now,
     )
     if units_used is None:
         raise QuotaExceeded(usage_for_key(api_key=api_key, now=now), 1).as_api_error(now)
@@ -161,19 +172,17 @@ def lookup_one_checking_key(
         api_key=api_key, units=1, now=now, units_used=units_used, alerts=new_alerts(alerts)
     )
     read_rows = [row[:5] for row in rows if row[0] != "key"]
-    found = _ANSWERS[product]([phone], read, read_rows) if read else {}
-    result = found.get(phone.e164) or not_found(phone)
+    [result] = _results(product, [phone], read, read_rows)
     body = render_json(
         success_body(request.request_id, result, units_charged=1, usage=usage.as_meta())
     )
     return ChargedAnswer(body=body, product=product, units=1)
 
 
-def _admitted_key(request, row, params, admission: Admission, product, now, *, checked=False):
-    """The key of `row` after the checks DRF's authentication and throttle make, in order."""
-    api_key = key_accepted(
-        request, lambda: key_from_row(row, params, now=None if checked else now), now
-    )
+def _admitted_key(request, key, admission: Admission, product, now) -> AuthenticatedKey:
+    """The key `key()` returns after the checks DRF's authentication and throttle make, in
+    their order."""
+    api_key = key_accepted(request, key, now)
     enforce_rate(request, admission, api_key.rate_limit)
     refuse_if_paused(api_key, product.value)
     return api_key
@@ -304,8 +313,7 @@ def read_and_charge(
         with transaction.atomic():
             rows = selectors.read_rows(read) if read else []
             usage = charge_units(api_key=api_key, units=units, now=now, product=product.value)
-    found = _ANSWERS[product](valid, read, rows) if valid else {}
-    return [found.get(p.e164) or not_found(p) for p in phones], usage
+    return _results(product, phones, read, rows), usage
 
 
 def _read_and_charge_in_one_statement(read, api_key, units, now, product):
@@ -336,7 +344,12 @@ def lookup_results(*, product: LookupProduct, phones: list[ParsedPhone], now: da
     if not valid:
         return [not_found(p) for p in phones]
     read = _READS[product](valid, now)
-    found = _ANSWERS[product](valid, read, selectors.read_rows(read))
+    return _results(product, phones, read, selectors.read_rows(read))
+
+
+def _results(product: LookupProduct, phones: list[ParsedPhone], read, rows) -> list:
+    """One result per phone, in order, from the read's rows (no read: nothing was valid)."""
+    found = _ANSWERS[product]([p for p in phones if p.is_valid], read, rows) if read else {}
     return [found.get(p.e164) or not_found(p) for p in phones]
 
 

@@ -135,7 +135,11 @@ def api_key_authenticate(*, raw: str, now: datetime) -> AuthenticatedKey:
     owner's access and email, this month's usage and its split by product, and what is
     paused. (A plain lookup runs the same read inside its charge: `lookups.services`.)
     """
-    key_hash = api_key_hash(raw)
+    return api_key_by_hash(key_hash=api_key_hash(raw), now=now)
+
+
+def api_key_by_hash(*, key_hash: str, now: datetime) -> AuthenticatedKey:
+    """`api_key_authenticate` for a key already hashed."""
     params = key_read_params(key_hash=key_hash, now=now)
     return key_from_row(first_read(key_read_sql(), params), params, now=now)
 
@@ -151,9 +155,10 @@ def key_read_params(*, key_hash: str, now: datetime) -> dict:
     return {"key_hash": key_hash, "period": month_start(now)}
 
 
-def key_from_row(row, params: dict, *, now: datetime | None) -> AuthenticatedKey:
-    """`key_read_sql`'s row as the key, or KeyRejected with the 401 code (no row: no such
-    key) unless it may be used at `now`; None: the statement that read it admitted it."""
+def key_from_row(row, params: dict, *, now: datetime, admitted: bool = False) -> AuthenticatedKey:
+    """`key_read_sql`'s row as the key, or KeyRejected with the 401 code: no row (no such
+    key), or a key that may not be used at `now`, unless the statement that read the row
+    `admitted` it already."""
     key_hash = params["key_hash"]
     if row is None or not hmac.compare_digest(row[0], key_hash):
         raise KeyRejected(ErrorCode.INVALID_API_KEY)
@@ -163,14 +168,15 @@ def key_from_row(row, params: dict, *, now: datetime | None) -> AuthenticatedKey
         units_used, by_product, paused, all_paused,
     ) = row  # fmt: skip
     expires_at = _instant(expires_at)
-    status = now and key_status(
-        revoked=bool(revoked),
-        expires_at=expires_at,
-        usable=bool(is_active) and access == Developer.Access.APPROVED,
-        now=now,
-    )
-    if status and status != ApiKey.Status.ACTIVE:
-        raise KeyRejected(_REFUSALS[status])
+    if not admitted:
+        status = key_status(
+            revoked=bool(revoked),
+            expires_at=expires_at,
+            usable=bool(is_active) and access == Developer.Access.APPROVED,
+            now=now,
+        )
+        if status != ApiKey.Status.ACTIVE:
+            raise KeyRejected(_REFUSALS[status])
     return AuthenticatedKey(
         pk=pk,
         developer_id=developer_id,
