@@ -1,7 +1,9 @@
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.views import APIView
 
+from accounts.authentication import key_checked, well_formed_key_hash
 from accounts.selectors import iso_utc
 from accounts.throttling import parse_rate
 from phoneintel.envelope import success
@@ -86,6 +88,17 @@ ACCOUNT_EXAMPLE = {
 
 
 class AccountView(APIView):
+    def initial(self, request, *args, **kwargs):
+        """DRF's checks of the key and its rate, made by `key_checked` when the request has a
+        well-formed key: they answer the same, in one EVAL and one lighter read. DRF's own
+        answer the rest (no key, another scheme, a malformed key, another method)."""
+        key_hash = well_formed_key_hash(request) if request.method == "GET" else None
+        if key_hash is None:
+            super().initial(request, *args, **kwargs)
+            return
+        self.format_kwarg = self.get_format_suffix(**kwargs)
+        key_checked(request, key_hash, timezone.now())
+
     @extend_schema(
         operation_id="getAccount",
         summary="Your key, quota and this month's usage",

@@ -138,10 +138,12 @@ def api_key_authenticate(*, raw: str, now: datetime) -> AuthenticatedKey:
     return api_key_by_hash(key_hash=api_key_hash(raw), now=now)
 
 
-def api_key_by_hash(*, key_hash: str, now: datetime) -> AuthenticatedKey:
-    """`api_key_authenticate` for a key already hashed."""
+def api_key_by_hash(*, key_hash: str, now: datetime, for_lookups: bool = True) -> AuthenticatedKey:
+    """`api_key_authenticate` for a key already hashed; without `for_lookups`, the key has
+    no owner's email and no pause flags (`key_read_sql`)."""
     params = key_read_params(key_hash=key_hash, now=now)
-    return key_from_row(first_read(key_read_sql(), params), params, now=now)
+    sql = key_read_sql(for_lookups=for_lookups)
+    return key_from_row(first_read(sql, params), params, now=now)
 
 
 def api_key_hash(raw: str) -> str:
@@ -194,7 +196,8 @@ def key_from_row(row, params: dict, *, now: datetime, admitted: bool = False) ->
             units_quota=monthly_quota,
             by_product=_units_by_product(by_product),
         ),
-        pauses=pauses_from(paused, all_paused),
+        # The flags are NULL in a read not for lookups: nothing is known of them, not "none".
+        pauses=None if all_paused is None else pauses_from(paused, all_paused),
         key_hash=key_hash,
     )
 
@@ -211,20 +214,30 @@ KEY_COLUMNS = 18
 
 # Plain SQL on the hottest path: the ORM's query building cost more than the query.
 @cache  # the database's vendor decides the text, and it never changes in a process
-def key_read_sql() -> str:
+def key_read_sql(*, for_lookups: bool = True) -> str:
     """The key's read, with `key_read_params`. Its columns are named so that a larger
-    statement can use it as a `WITH` item (`lookups.services`)."""
+    statement can use it as a `WITH` item (`lookups.services`).
+
+    A lookup needs the owner's email (for a quota alert) and the pause flags. The account
+    endpoint needs neither: its read has NULL in their place, which spares PostgreSQL a join
+    and two subqueries on every call (measured under `make bench`: PostgreSQL's CPU per
+    account request 0.14 -> 0.11 ms, against 0.06 ms for `floor-get`'s read)."""
+    if for_lookups:
+        owner_email, pauses = "u.email", pauses_sql()
+        owner_join = f"JOIN {User._meta.db_table} u ON u.id = d.user_id"
+    else:
+        owner_email, pauses, owner_join = "NULL", "NULL AS paused, NULL AS all_paused", ""
     return f"""
         SELECT k.key_hash, k.id, k.developer_id, k.name, k.prefix,
                {_instant_sql("k.created_at")} AS created_at,
                {_instant_sql("k.expires_at")} AS expires_at,
                {_instant_sql("k.last_used_at")} AS last_used_at,
                k.monthly_quota, k.rate_limit, k.revoked_at IS NOT NULL AS revoked, k.is_active,
-               d.access, u.email, COALESCE(m.units_used, 0) AS units_used,
-               m.units_by_product, {pauses_sql()}
+               d.access, {owner_email} AS email, COALESCE(m.units_used, 0) AS units_used,
+               m.units_by_product, {pauses}
         FROM {ApiKey._meta.db_table} k
         JOIN {Developer._meta.db_table} d ON d.id = k.developer_id
-        JOIN {User._meta.db_table} u ON u.id = d.user_id
+        {owner_join}
         LEFT JOIN {MonthlyUsage._meta.db_table} m
             ON m.api_key_id = k.id AND m.period = %(period)s
         WHERE k.key_hash = %(key_hash)s

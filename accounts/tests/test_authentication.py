@@ -1,9 +1,12 @@
 """Bearer keys: every 401 condition, and nothing but the header authenticates.
 
-Each case runs on both ways a key is checked: DRF's authentication (the account) and a
-plain lookup's own statement (`lookups.services.lookup_one_checking_key`).
+Each case runs on the three ways a key is checked: the account's own check
+(`accounts.authentication.key_checked`), a plain lookup's own statement
+(`lookups.services.lookup_one_checking_key`) and DRF's authentication (a lookup with an
+Idempotency-Key).
 """
 
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -20,12 +23,20 @@ ACCOUNT = "/v1/data/account"
 LOOKUP = "/v1/data/phone-lookups"
 
 
-@pytest.fixture(params=["account", "plain-lookup"])
+@pytest.fixture(params=["account", "plain-lookup", "idempotent-lookup"])
 def send(request, client):
     if request.param == "account":
         return lambda **extra: client.get(ACCOUNT, **extra)
     body = {"phone": "+14155550123"}
-    return lambda **extra: client.post(LOOKUP, body, content_type="application/json", **extra)
+    if request.param == "plain-lookup":
+        return lambda **extra: client.post(LOOKUP, body, content_type="application/json", **extra)
+    return lambda **extra: client.post(
+        LOOKUP,
+        body,
+        content_type="application/json",
+        HTTP_IDEMPOTENCY_KEY=str(uuid.uuid4()),
+        **extra,
+    )
 
 
 def assert_401(response, code: str):
@@ -167,7 +178,8 @@ def test_last_used_is_written_once_a_minute_after_the_response(send, make_key, b
         send(**bearer(raw))
     key.refresh_from_db()
     assert key.last_used_at == first
-    assert not any(q["sql"].lstrip().startswith("UPDATE") for q in queries)
+    touches = [q for q in queries if q["sql"].lstrip().startswith('UPDATE "accounts_apikey"')]
+    assert touches == []
     ApiKey.objects.filter(pk=key.pk).update(last_used_at=first - timedelta(seconds=61))
     send(**bearer(raw))
     key.refresh_from_db()
