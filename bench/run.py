@@ -117,6 +117,7 @@ SCENARIOS = [
     ),
     Scenario("floor-get", "GET", "/v1/bench/floor-get"),
     Scenario("account", "GET", "/v1/data/account", headers=AUTH),
+    Scenario("floor-get-key", "GET", "/v1/bench/floor-get-key"),
     Scenario("account-all-mw", "GET", "/v1/data/account", headers=AUTH, server="all-mw"),
 ]
 
@@ -503,10 +504,7 @@ def report(rounds: list[list[Result]], round_trips: dict[str, tuple[float, float
     print(f"\nMedians of {len(rounds)} round(s) of {SECONDS} s per scenario.")
     checks = {}
     for name, (floor, target) in TARGETS.items():
-        per_round = [
-            run["requests_per_second"] / base["requests_per_second"]
-            for run, base in zip(by_name[name]["rounds"], by_name[floor]["rounds"], strict=True)
-        ]
+        per_round = _per_round(by_name, name, floor)
         # The same comparison by CPU per request (workers, PostgreSQL and Redis together): the
         # floor's cost over the target's, so it reads like the throughput ratio. On a shared
         # machine it moves less from run to run than req/s does.
@@ -526,23 +524,20 @@ def report(rounds: list[list[Result]], round_trips: dict[str, tuple[float, float
             f"{name}/{floor} throughput: {median(per_round):.0%} (rounds: {rounds_text});"
             f" target >= {target:.0%}; by CPU per request: {by_cpu:.0%}"
         )
+    if {"floor-get", "floor-get-key", "account"} <= by_name.keys():
+        # No target: where the account's distance from its floor goes.
+        key_read = median(_per_round(by_name, "floor-get-key", "floor-get"))
+        ours = median(_per_round(by_name, "account", "floor-get-key"))
+        print(
+            f"floor-get-key/floor-get: {key_read:.0%} (the account's key read against the"
+            f" floor's); account/floor-get-key: {ours:.0%} (the rest of our code)"
+        )
     if "account" in by_name and "account-all-mw" in by_name:
-        gain = [
-            lean["requests_per_second"] / full["requests_per_second"]
-            for lean, full in zip(
-                by_name["account"]["rounds"], by_name["account-all-mw"]["rounds"], strict=True
-            )
-        ]
+        gain = _per_round(by_name, "account", "account-all-mw")
         print(f"account, lean /v1/ middleware vs all of it: {median(gain):.2f}x")
     if "lookup" in by_name and "lookup-quiet" in by_name:
         # Taken within each round, then the median, like the ratios above.
-        pairs = [
-            (by_name["lookup"]["rounds"][i], by_name["lookup-quiet"]["rounds"][i])
-            for i in range(len(rounds))
-        ]
-        ratio = median(
-            [on["requests_per_second"] / off["requests_per_second"] for on, off in pairs]
-        )
+        ratio = median(_per_round(by_name, "lookup", "lookup-quiet"))
         print(
             f"lookup with metrics and JSON log line: {by_name['lookup']['requestsPerSecond']:.1f}"
             f" req/s; without: {by_name['lookup-quiet']['requestsPerSecond']:.1f} req/s"
@@ -582,6 +577,14 @@ def report(rounds: list[list[Result]], round_trips: dict[str, tuple[float, float
         + "\n"
     )
     print(f"Results written to {RESULTS.relative_to(ROOT)}")
+
+
+def _per_round(by_name: dict, name: str, reference: str) -> list[float]:
+    """`name`'s req/s over `reference`'s, round by round (they ran close in time)."""
+    return [
+        run["requests_per_second"] / base["requests_per_second"]
+        for run, base in zip(by_name[name]["rounds"], by_name[reference]["rounds"], strict=True)
+    ]
 
 
 def _trips(value: float | None) -> str:

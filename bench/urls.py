@@ -7,20 +7,25 @@ The floors do the unavoidable work of an endpoint and nothing of ours, on DRF wi
 no authentication, permission or throttle classes:
 - `floor`: one Redis EVAL, one PostgreSQL read and one committed upsert, the least a
   lookup can cost (its rate count, its key, its read-and-charge);
-- `floor-get`: one EVAL and one read, the least `GET /v1/data/account` can cost.
+- `floor-get`: one EVAL and one read, the least `GET /v1/data/account` can cost;
+- `floor-get-key`: `floor-get` whose read is the account's own read of a key (by its hash,
+  with its owner's access and this month's usage: `key_read_sql(for_lookups=False)`).
 So `lookup / floor` and `account / floor-get` show what our own code costs on top
-of the wire, on the machine the bench runs on.
+of the wire, on the machine the bench runs on, and `floor-get-key` splits the account's
+part into what its key's read costs and what the rest of our code does.
 """
 
 from django.db import connection
 from django.http import JsonResponse
 from django.urls import path
+from django.utils import timezone
 from django_redis import get_redis_connection
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import ApiKey, MonthlyUsage
+from accounts.services.keys import key_read_params, key_read_sql
 from phoneintel.db import hot_cursor
 from phoneintel.urls import handler400, handler404, handler500  # noqa: F401
 from phoneintel.urls import urlpatterns as real_urlpatterns
@@ -37,6 +42,7 @@ _UPSERT_SQL = f"""
     RETURNING units_used
 """  # noqa: S608  (table names are ours; values are parameters)
 _script = None
+_key_hash = None
 
 
 def body(request) -> dict:
@@ -71,6 +77,21 @@ class FloorGet(APIView):
         return Response(body(request._request))
 
 
+class FloorGetKey(FloorGet):
+    def get(self, request):
+        global _key_hash
+        if _key_hash is None:  # once per process: the bench's key, the first issued
+            _key_hash = ApiKey.objects.order_by("id").values_list("key_hash", flat=True).first()
+        count_in_redis()
+        with hot_cursor() as cursor:
+            cursor.execute(
+                key_read_sql(for_lookups=False),
+                key_read_params(key_hash=_key_hash, now=timezone.now()),
+            )
+            cursor.fetchone()
+        return Response(body(request._request))
+
+
 class Floor(FloorGet):
     def post(self, request):
         count_in_redis()
@@ -82,10 +103,16 @@ class Floor(FloorGet):
         return Response(body(request._request))
 
 
+# The API's routes resolve first, as they do in production: behind the bench's own, every API
+# request would try three more patterns than it does there.
+api_urlpatterns = [p for p in real_urlpatterns if str(p.pattern) == "v1/data/"]
+
 urlpatterns = [
+    *api_urlpatterns,
     path("bench/bare", bare),
     # Under /v1/, so the floors pass the same middleware as every API request.
     path("v1/bench/floor", Floor.as_view()),
     path("v1/bench/floor-get", FloorGet.as_view()),
-    *real_urlpatterns,
+    path("v1/bench/floor-get-key", FloorGetKey.as_view()),
+    *(p for p in real_urlpatterns if p not in api_urlpatterns),
 ]
