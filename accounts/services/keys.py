@@ -133,7 +133,8 @@ def api_key_authenticate(*, raw: str, now: datetime) -> AuthenticatedKey:
 
     The request's first and only read before its work: one query brings the key, its
     owner's access and email, this month's usage and its split by product, and what is
-    paused. (A plain lookup runs the same read inside its charge: `lookups.services`.)
+    paused. (A plain lookup runs the same read inside its charge: `lookups.services`; the
+    account endpoint a lighter one: `accounts.authentication.key_checked`.)
     """
     return api_key_by_hash(key_hash=api_key_hash(raw), now=now)
 
