@@ -149,3 +149,23 @@ def test_a_refused_charge_counts_under_no_product(client, make_key, bearer):
     assert list(DailyUsage.objects.filter(api_key=key).values_list("product", flat=True)) == [
         "phone-risk"
     ]
+
+
+def test_the_account_answers_while_every_lookup_is_paused(client, make_key, bearer):
+    """A pause stops lookups, not a developer reading their own usage (the account's read of
+    the key leaves the pause flags out)."""
+    from catalog.services import lookups_set_paused, product_set_paused
+
+    _, raw = make_key()
+    product_set_paused(slug="phone-lookup", paused=True)
+    lookups_set_paused(paused=True, reason="maintenance")
+    lookup = client.post(
+        "/v1/data/phone-lookups",
+        {"phone": "+14155550123"},
+        content_type="application/json",
+        **bearer(raw),
+    )
+    assert lookup.status_code == 503
+    account = client.get("/v1/data/account", **bearer(raw))
+    assert account.status_code == 200
+    assert account.json()["data"]["usage"]["unitsUsed"] == 0
