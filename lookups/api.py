@@ -10,7 +10,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework.views import APIView
 
-from accounts.authentication import well_formed_key_hash
+from accounts.authentication import ChecksOwnKey
 from lookups import openapi
 from lookups.bulk import BulkRequest
 from lookups.idempotency import (
@@ -122,28 +122,20 @@ def lookup_schema(product: LookupProduct):
     )
 
 
-class LookupView(APIView):
+class LookupView(ChecksOwnKey, APIView):
     """A single lookup of `product`; the order of its work is `lookups.services.lookup_one`,
     or `lookup_one_checking_key` for a plain lookup on PostgreSQL."""
 
     product: LookupProduct
-    # The hash of a key that the lookup's own statement checks (no DRF authentication).
-    key_hash: str | None = None
 
-    def initial(self, request, *args, **kwargs):
-        """DRF's checks of the key, its rate and its access, except on a plain lookup with a
-        well-formed key on PostgreSQL: one statement checks the key as it charges, which
-        saves a round trip (`lookup_one_checking_key` answers as these checks would)."""
-        if (
+    def checks_own_key(self, request) -> bool:
+        """A plain lookup on PostgreSQL: one statement checks the key as it charges, which
+        saves a round trip (`lookup_one_checking_key`)."""
+        return (
             request.method == "POST"
             and META_KEY not in request.META
             and connection.vendor == "postgresql"
-        ):
-            self.key_hash = well_formed_key_hash(request)
-        if self.key_hash is None:
-            super().initial(request, *args, **kwargs)
-        else:
-            self.format_kwarg = self.get_format_suffix(**kwargs)
+        )
 
     def post(self, request):
         request._request.log_context["product"] = self.product.value

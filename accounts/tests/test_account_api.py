@@ -4,6 +4,7 @@ import pytest
 from django.utils import timezone
 
 from accounts.models import DailyUsage, MonthlyUsage, month_start
+from catalog.services import lookups_set_paused, product_set_paused
 
 pytestmark = pytest.mark.django_db
 
@@ -154,8 +155,6 @@ def test_a_refused_charge_counts_under_no_product(client, make_key, bearer):
 def test_the_account_answers_while_every_lookup_is_paused(client, make_key, bearer):
     """A pause stops lookups, not a developer reading their own usage (the account's read of
     the key leaves the pause flags out)."""
-    from catalog.services import lookups_set_paused, product_set_paused
-
     _, raw = make_key()
     product_set_paused(slug="phone-lookup", paused=True)
     lookups_set_paused(paused=True, reason="maintenance")
