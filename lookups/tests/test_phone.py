@@ -295,3 +295,32 @@ def test_the_international_fast_path_agrees_with_parse_or_leaves_it_to_parse(dig
     # None hands the number to parse (which then also raises where it should).
     fast = _parse_international(f"+{digits}")
     assert fast is None or fast == _as_parse_reads_it(f"+{digits}")
+
+
+def _as_phonenumbers_classifies(e164: str) -> tuple[str | None, bool, str]:
+    number = phonenumbers.parse(e164)
+    region = phonenumbers.region_code_for_number(number)
+    kind = PhoneNumberType.to_string(phonenumbers.number_type(number)).lower()
+    return (
+        None if region in (None, "001", "ZZ") else region,
+        phonenumbers.is_valid_number(number),
+        kind if phonenumbers.is_valid_number(number) else "unknown",
+    )
+
+
+def test_region_validity_and_type_are_libphonenumbers_own_for_every_example_number():
+    # Every type of every plan, and each example with its last digits changed, which moves
+    # many into another type's range, another region of a shared code, or none.
+    examples = sorted(set(_international_examples()))
+    examples += [f"{e164[:-2]}{tail:02d}" for e164 in examples for tail in (0, 37, 99)]
+    types_seen = set()
+    for e164 in examples:
+        try:
+            parsed = parse_phone(e164)
+        except InvalidPhone:
+            continue
+        assert (parsed.region, parsed.is_valid, parsed.number_type) == (
+            _as_phonenumbers_classifies(parsed.e164)
+        ), e164
+        types_seen.add(parsed.number_type)
+    assert types_seen == set(NUMBER_TYPES)
