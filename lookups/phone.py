@@ -311,8 +311,9 @@ def _type_plan(metadata: PhoneMetadata) -> tuple:
 
 
 def _fits(desc):
-    """Whether a national number is of the type `desc` describes (`_is_number_matching_desc`):
-    one of its lengths, when it lists any, and its whole pattern; never without a pattern."""
+    """The test of whether a national number is of the type `desc` describes
+    (`_is_number_matching_desc`): one of its lengths, when it lists any, and its whole
+    pattern; never true without a pattern."""
     if desc is None or not desc.national_number_pattern:
         return lambda national: False
     lengths = frozenset(desc.possible_length)
