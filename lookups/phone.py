@@ -61,11 +61,11 @@ _TYPE_NAMES: dict[int, str] = {
     PhoneNumberType.UNKNOWN: "unknown",
 }
 
-# Every check of a number against its plan is a metadata pattern that phonenumbers compiles
-# through `re.compile`, whose own cache lookup costs more than the match, and holds only 512
-# patterns (the metadata has 2,050). phonenumbers' pattern cache keeps each one compiled
-# instead, about 1 MB for all of them: parse_phone 14.3 -> 11.6 µs for a UK mobile, a bulk
-# call's 50 checks 761 -> 637 µs.
+# phonenumbers compiles each metadata pattern it matches (prefixes, lengths, formats) through
+# `re.compile`, whose own cache lookup costs more than the match, and holds only 512 patterns
+# (the metadata has 2,050). Its pattern cache keeps each one compiled instead, about 1 MB for
+# all of them. With the types matched by `_number_type`, it saves a bulk call's 50 checks
+# 576 -> 554 µs; before that, when phonenumbers matched the types too, 761 -> 637.
 phonenumbers.enable_pattern_cache()
 
 # Explicit ASCII classes: str.isdigit() and \d would let Arabic-Indic and other digits through.

@@ -300,12 +300,9 @@ def test_the_international_fast_path_agrees_with_parse_or_leaves_it_to_parse(dig
 def _as_phonenumbers_classifies(e164: str) -> tuple[str | None, bool, str]:
     number = phonenumbers.parse(e164)
     region = phonenumbers.region_code_for_number(number)
+    valid = phonenumbers.is_valid_number(number)
     kind = PhoneNumberType.to_string(phonenumbers.number_type(number)).lower()
-    return (
-        None if region in (None, "001", "ZZ") else region,
-        phonenumbers.is_valid_number(number),
-        kind if phonenumbers.is_valid_number(number) else "unknown",
-    )
+    return None if region in (None, "001", "ZZ") else region, valid, kind if valid else "unknown"
 
 
 def test_region_validity_and_type_are_libphonenumbers_own_for_every_example_number():
