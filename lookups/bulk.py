@@ -46,16 +46,18 @@ class _BulkEnvelope(BulkRequest):
     def get_fields(self):
         # Not `super().get_fields()`: it deep-copies the documented `inputs`, a list of
         # serializers, only for it to be replaced (27 of the 97 µs of checking a bulk body).
-        declared = self._declared_fields
-        documented = declared["inputs"]
-        return {
-            "product": copy.deepcopy(declared["product"]),
-            "inputs": serializers.ListField(
-                child=_AsSent(),
-                min_length=documented.min_length,
-                max_length=documented.max_length,
-            ),
-        }
+        # Every other declared field is copied as DRF would, in the declared order.
+        fields = {}
+        for name, declared in self._declared_fields.items():
+            if name == "inputs":
+                fields[name] = serializers.ListField(
+                    child=_AsSent(),
+                    min_length=declared.min_length,
+                    max_length=declared.max_length,
+                )
+            else:
+                fields[name] = copy.deepcopy(declared)
+        return fields
 
     def to_internal_value(self, data):
         if isinstance(data, dict):
