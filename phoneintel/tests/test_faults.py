@@ -317,6 +317,19 @@ def hold_usage_row(outage: Outage) -> psycopg.Connection:
     return blocker
 
 
+def lock_waited_on(blocker: psycopg.Connection) -> bool:
+    """Whether a statement in the test database waits on a lock now. The blocker's open
+    transaction would see pg_stat_activity as of its first look: the snapshot is cleared
+    first, or a poll that began before the wait never sees it."""
+    blocker.execute("SELECT pg_stat_clear_snapshot()")
+    return bool(
+        blocker.execute(
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        ).fetchone()[0]
+    )
+
+
 def test_a_statement_timeout_is_503_and_the_retried_bulk_call_is_charged_once(outage):
     caller = outage.caller
     assert caller.lookup().status_code == 200  # the month's usage row exists
@@ -378,10 +391,7 @@ def test_a_cut_while_a_bulk_call_runs_charges_nothing(outage):
         running = pool.submit(caller.bulk, key)
         # Cut only once the call waits in its charge, inside its transaction.
         deadline = time.monotonic() + 5
-        while not blocker.execute(
-            "SELECT count(*) FROM pg_stat_activity"
-            " WHERE datname = current_database() AND wait_event_type = 'Lock'"
-        ).fetchone()[0]:
+        while not lock_waited_on(blocker):
             assert time.monotonic() < deadline, "the bulk call never reached its charge"
             time.sleep(0.02)
         outage.proxy.cut()
