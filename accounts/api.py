@@ -4,7 +4,7 @@ from rest_framework import serializers
 from rest_framework.views import APIView
 
 from accounts.authentication import ChecksOwnKey, key_checked
-from accounts.selectors import iso_utc
+from accounts.selectors import AuthenticatedKey, iso_utc
 from accounts.throttling import parse_rate
 from phoneintel.envelope import success
 from phoneintel.openapi import AUTHENTICATED_ERROR_STATUSES, envelope, error_responses
@@ -104,10 +104,12 @@ class AccountView(ChecksOwnKey, APIView):
         examples=[OpenApiExample("Account", value=ACCOUNT_EXAMPLE, response_only=True)],
     )
     def get(self, request):
-        if self.key_hash is None:
-            api_key = request.auth
-        else:
-            api_key = key_checked(request, self.key_hash, timezone.now())
+        return self.answer(request, request.auth)
+
+    def answer_own_key(self, request, key_hash: str):
+        return self.answer(request, key_checked(request, key_hash, timezone.now()))
+
+    def answer(self, request, api_key: AuthenticatedKey):
         usage = api_key.month_usage
         meta = usage.as_meta()
         limit, window = parse_rate(api_key.rate_limit)

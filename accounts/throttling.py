@@ -222,11 +222,12 @@ def admit(request, key_hash: str) -> Admission:
 
 
 def enforce_rate(request, admission: Admission, rate: str) -> None:
-    """Sets the `RateLimit` headers from the key's rate; raises 429 when the request is over it."""
+    """Sets the `RateLimit` headers from the key's rate on the (Django) request's answer;
+    raises 429 when the request is over it."""
     limit, seconds = parse_rate(rate)
     count = admission.counts[KEY_WINDOWS.index(seconds)]
     reset = Window.of(seconds, admission.now).seconds_left(admission.now)
-    request._request.response_headers.update(
+    request.response_headers.update(
         {
             "RateLimit-Policy": f'"default";q={limit};w={seconds}',
             "RateLimit": f'"default";r={max(0, limit - count)};t={reset}',
@@ -243,5 +244,6 @@ class ApiKeyRateThrottle(BaseThrottle):
         api_key = request.auth
         if api_key is None:
             return True
-        enforce_rate(request, admit(request, api_key.key_hash), api_key.rate_limit)
+        django_request = request._request
+        enforce_rate(django_request, admit(django_request, api_key.key_hash), api_key.rate_limit)
         return True

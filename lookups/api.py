@@ -137,18 +137,20 @@ class LookupView(ChecksOwnKey, APIView):
             and connection.vendor == "postgresql"
         )
 
+    def answer_own_key(self, request, key_hash: str):
+        request.log_context["product"] = self.product.value
+        answer = lookup_one_checking_key(
+            request=request,
+            key_hash=key_hash,
+            product=self.product,
+            read_body=lambda: self.request_data(request),
+            now=timezone.now(),
+        )
+        request.log_context["unitsCharged"] = answer.units  # committed
+        return json_response(answer.body)
+
     def post(self, request):
         request._request.log_context["product"] = self.product.value
-        if self.key_hash is not None:
-            answer = lookup_one_checking_key(
-                request=request,
-                key_hash=self.key_hash,
-                product=self.product,
-                read_body=lambda: request_json(request),
-                now=timezone.now(),
-            )
-            request._request.log_context["unitsCharged"] = answer.units  # committed
-            return json_response(answer.body)
         key = idempotency_key(request, required=False)
         if key is None:
             return self.answer(request, None)

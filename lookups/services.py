@@ -132,7 +132,8 @@ def lookup_one_checking_key(
     *, request, key_hash: str, product: LookupProduct, read_body, now
 ) -> ChargedAnswer:
     """A plain lookup (no Idempotency-Key) on PostgreSQL: one Redis command and one statement
-    that reads the key, admits it, charges it and reads the product's rows.
+    that reads the key, admits it, charges it and reads the product's rows. `request` is
+    Django's (`accounts.authentication.ChecksOwnKey`).
 
     Its answers are `lookup_one`'s after DRF's authentication and throttle, in their order:
     a key the statement did not admit gets the refusal the key's own read would have got
