@@ -184,3 +184,58 @@ def test_psycopg_keeps_the_statement_converted(product):
     sql = _checked_charge_sql(_READS[product]([phone], timezone.now()))
     assert len(sql.encode()) <= MAX_CACHED_STATEMENT_LENGTH
     assert len(set(re.findall(r"%\((\w+)\)s", sql))) <= MAX_CACHED_STATEMENT_PARAMS
+
+
+# Header values that differ between any two answers (the request's id, the rate left).
+_PER_REQUEST = {"X-Request-Id", "RateLimit"}
+
+ANSWERS = {
+    "charged": (PHONE, "application/json", 200),
+    "invalid-phone": ({"phone": "12"}, "application/json", 422),
+    "not-json": ("{", "application/json", 400),
+    "empty": ("", "application/json", 422),
+    "not-json-type": ("phone=1", "text/plain", 400),
+    "json-with-charset": (PHONE, "application/json; charset=utf-8", 200),
+}
+
+
+@pytest.mark.parametrize("case", ANSWERS.values(), ids=ANSWERS.keys())
+def test_a_plain_lookup_answers_as_drfs_path_does(client, make_key, bearer, case):
+    """The plain lookup skips DRF's request (`ChecksOwnKey`); an Idempotency-Key takes DRF's
+    path. Both answer the same status, body and headers, errors included."""
+    body, content_type, status = case
+    key, raw = make_key()
+
+    def send(**extra):
+        return client.post(LOOKUP, body, content_type=content_type, **bearer(raw), **extra)
+
+    plain, through_drf = send(), send(HTTP_IDEMPOTENCY_KEY=str(uuid.uuid4()))
+    assert plain.status_code == through_drf.status_code == status, plain.content
+    plain_body, drf_body = plain.json(), through_drf.json()
+    for answer in (plain_body, drf_body):
+        answer.get("meta", answer.get("error", {})).pop("requestId")
+        answer.get("meta", {}).pop("usage", None)  # one more unit used by the second
+    assert plain_body == drf_body
+    headers = {name: value for name, value in plain.items() if name not in _PER_REQUEST}
+    assert headers == {n: v for n, v in through_drf.items() if n not in _PER_REQUEST}
+    assert headers["Allow"] == "POST, OPTIONS"
+    assert units(key) == ((2, 2) if status == 200 else (0, 0))
+
+
+def test_the_account_answers_as_drfs_path_does(client, make_key, bearer):
+    """`GET /v1/data/account` checks its own key (`ChecksOwnKey`); HEAD takes DRF's path."""
+    key, raw = make_key()
+    own, through_drf = (
+        client.get("/v1/data/account", **bearer(raw)),
+        client.head("/v1/data/account", **bearer(raw)),
+    )
+    assert own.status_code == through_drf.status_code == 200
+    headers = {name: value for name, value in own.items() if name not in _PER_REQUEST}
+    assert headers == {n: v for n, v in through_drf.items() if n not in _PER_REQUEST}
+    api_key_revoke(api_key=key)
+    own = client.get("/v1/data/account", **bearer(raw))
+    through_drf = client.head("/v1/data/account", **bearer(raw))
+    assert own.status_code == through_drf.status_code == 401
+    assert own.json()["error"]["code"] == "revoked_api_key"
+    headers = {name: value for name, value in own.items() if name not in _PER_REQUEST}
+    assert headers == {n: v for n, v in through_drf.items() if n not in _PER_REQUEST}
