@@ -11,6 +11,7 @@ more than running them (measured: 4 ms to build the risk query, 0.5 ms to run it
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cache
 from types import MappingProxyType
 
 from django.db import connection
@@ -54,22 +55,26 @@ def risk_read(*, e164s: list[str], now: datetime) -> Read:
     """Per number: its reports counted by (category, recency bucket); and the exposed hashes."""
     adapt = connection.ops.adapt_datetimefield_value
     bounds = {f"bound_{index}": adapt(bound) for index, bound in enumerate(recency_bounds(now))}
+    by_hash = {exposure_hash(n): n for n in e164s}
+    number_is, numbers = _one_of("e164", "number", e164s)
+    hash_is, hashes = _one_of("number_hash", "hash", list(by_hash))
+    return Read(_risk_sql(tuple(bounds), number_is, hash_is), bounds | numbers | hashes, by_hash)
+
+
+@cache  # one text per shape: on PostgreSQL, one for every lookup
+def _risk_sql(bounds: tuple[str, ...], number_is: str, hash_is: str) -> str:
     bucket = (
         "CASE "
         + " ".join(f"WHEN reported_at >= %({name})s THEN {i}" for i, name in enumerate(bounds))
         + f" ELSE {len(bounds)} END"
     )
-    by_hash = {exposure_hash(n): n for n in e164s}
-    number_is, numbers = _one_of("e164", "number", e164s)
-    hash_is, hashes = _one_of("number_hash", "hash", list(by_hash))
-    sql = f"""
+    return f"""
         SELECT 'report', e164, category, {bucket}, COUNT(*) FROM {_REPORTS}
         WHERE {number_is} GROUP BY 2, 3, 4
         UNION ALL
         SELECT 'exposed', number_hash, {_NO_LABEL}, {_NO_BUCKET}, {_NO_N} FROM {_EXPOSURES}
         WHERE {hash_is}
     """  # noqa: S608  (table names are ours; values are parameters)
-    return Read(sql, bounds | numbers | hashes, by_hash)
 
 
 def risk_inputs(read: Read, rows) -> dict[str, tuple[ReportTally, bool]]:

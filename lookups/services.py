@@ -154,8 +154,9 @@ def lookup_one_checking_key(
     params = key_read_params(key_hash=key_hash, now=now) | _admission_params(admission, now)
     params |= charge_values(units=1, now=now, product=product.value)
     drop_if_closed_while_idle()  # the statement writes: it cannot be sent twice
+    sql = _checked_charge_sql(read.sql if read else None)
     with hot_cursor() as cursor:
-        cursor.execute(_checked_charge_sql(read), params | (read.params if read else {}))
+        cursor.execute(sql, params | (read.params if read else {}))
         rows = cursor.fetchall()
     key = next((row for row in rows if row[0] == "key"), None)
     _, _, alerts, _, units_used = key[:5] if key else (None,) * 5
@@ -203,15 +204,16 @@ def _admission_params(admission: Admission, now) -> dict:
     }
 
 
-def _checked_charge_sql(read) -> str:
+@cache  # a handful of texts, one per product's read (and none)
+def _checked_charge_sql(read_sql: str | None) -> str:
     """The key's read (`caller`), the checks of DRF's authentication and throttle on it
     (`admitted`), the charge, and the product's read: one row `('key', NULL, new alerts,
     NULL, the month's new total or NULL, the key's columns...)`, then the read's rows
     padded to that width."""
-    if read is None:
+    if read_sql is None:
         return _checked_charge_head()
     padding = ", NULL" * KEY_COLUMNS
-    return f"{_checked_charge_head()} UNION ALL SELECT r.*{padding} FROM ({read.sql}) AS r"  # noqa: S608
+    return f"{_checked_charge_head()} UNION ALL SELECT r.*{padding} FROM ({read_sql}) AS r"  # noqa: S608
 
 
 @cache
