@@ -12,6 +12,7 @@ authentication and throttle, and answer as they would (`key_accepted` and
 - a plain lookup on PostgreSQL reads the key in the statement that charges
   (`lookups.services.lookup_one_checking_key`);
 - `GET /v1/data/account` reads it without what only lookups need (`key_checked`).
+Both skip DRF's request object too (`ChecksOwnKey`): those functions take Django's request.
 
 A rejected key counts against the client address (`accounts.throttling`); an
 address over its limit is refused with 429 whatever key it sends.
