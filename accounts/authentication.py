@@ -22,7 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.conf import settings
 from django.http import HttpResponse
 from django.utils import timezone
 from rest_framework.authentication import BaseAuthentication
@@ -36,7 +35,7 @@ from accounts.services import (
     api_key_touch,
 )
 from accounts.throttling import admit, auth_failure_recorded, enforce_rate
-from phoneintel.envelope import parse_json
+from phoneintel.envelope import json_body
 from phoneintel.errors import ApiError, ErrorCode
 
 
@@ -113,9 +112,7 @@ class ChecksOwnKey:
 
     def request_data(self, request):
         """The Django request's body as DRF's `request.data` reads it, with its errors."""
-        if request.META.get("CONTENT_TYPE") == "application/json" and request.body:
-            return parse_json(request.body, settings.DEFAULT_CHARSET)
-        return self.initialize_request(request).data
+        return json_body(request, lambda: self.initialize_request(request).data)
 
 
 def well_formed_key_hash(request) -> str | None:
