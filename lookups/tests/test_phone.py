@@ -317,3 +317,57 @@ def test_region_validity_and_type_are_libphonenumbers_own_for_every_example_numb
         ), e164
         types_seen.add(parsed.number_type)
     assert types_seen == set(NUMBER_TYPES)
+
+
+def _as_phonenumbers_refuses(e164: str) -> bool:
+    """Whether libphonenumber cannot parse a "+" and digits number or calls it impossible
+    (its length is not one of its calling code's, or only dialled locally)."""
+    try:
+        number = phonenumbers.parse(e164, None, keep_raw_input=True)
+    except phonenumbers.NumberParseException:
+        return True
+    return phonenumbers.is_possible_number_with_reason(number) != (
+        phonenumbers.ValidationResult.IS_POSSIBLE
+    )
+
+
+def _refuses(e164: str) -> bool:
+    try:
+        parse_phone(e164)
+    except InvalidPhone:
+        return True
+    return False
+
+
+@pytest.mark.parametrize(
+    "e164",
+    [
+        # Valid in Canada (a 7-digit number of a known type), yet only dialled locally under
+        # +1: of no use to an API, and refused though its type is known. Leaving the
+        # possibility check to numbers of no type would accept it.
+        "+13101234",
+        "+12125550123",
+    ],
+)
+def test_a_number_of_a_known_type_is_still_checked_for_possible_length(e164):
+    assert _refuses(e164) == _as_phonenumbers_refuses(e164)
+
+
+def test_a_number_is_refused_exactly_when_libphonenumber_cannot_read_it_or_calls_it_impossible():
+    # Every example number of every type, each with its last digits changed, which moves many
+    # out of every type, and each a digit shorter and longer.
+    examples = sorted(set(_international_examples()))
+    examples += [f"{e164[:-2]}{tail:02d}" for e164 in examples for tail in (0, 37, 99)]
+    examples += [e164[:-1] for e164 in examples] + [f"{e164}0" for e164 in examples]
+    assert [e164 for e164 in examples if _refuses(e164) != _as_phonenumbers_refuses(e164)] == []
+    refused = sum(_refuses(e164) for e164 in examples)
+    assert 0 < refused < len(examples)
+
+
+@settings(max_examples=1000)
+@given(calling_code=_calling_codes, digits=st.text("0123456789", min_size=1, max_size=17))
+def test_any_number_is_refused_exactly_when_libphonenumber_cannot_read_it_or_calls_it_impossible(
+    calling_code, digits
+):
+    e164 = f"+{calling_code}{digits}"
+    assert _refuses(e164) == _as_phonenumbers_refuses(e164)
