@@ -179,6 +179,21 @@ def test_rejects_naive_datetimes_and_unknown_names():
         assess(number_type="landline")
 
 
+def test_an_unreported_number_gets_an_answer_of_its_own():
+    # Numbers nobody reported share one assessment per type and exposure; what one answer
+    # does with its reasons reaches no other, and an unknown type is refused every time.
+    first = assess(number_type="voip", exposed=True)
+    first.reasons.append("changed")
+    assert said(assess(number_type="voip", exposed=True)) == (
+        20,
+        "low",
+        ["risky_number_type", "exposed_number"],
+    )
+    for _ in range(2):
+        with pytest.raises(ValueError, match="unknown number type"):
+            assess(number_type="landline")
+
+
 def test_accepts_any_iterable_and_offset():
     reports = (r for r in recent("scam", 10))
     assert assess(reports, now=NOW.astimezone(timezone(timedelta(hours=-7)))).score == 78
