@@ -70,8 +70,28 @@ class _BulkEnvelope(BulkRequest):
         return super().to_internal_value(data)
 
 
+_PRODUCTS = {product.value: product for product in LookupProduct}
+
+
 def bulk_request(body) -> tuple[LookupProduct, list]:
-    """The call's product and raw inputs; 422 for a body that is not a bulk request."""
+    """The call's product and raw inputs; 422 for a body that is not a bulk request.
+
+    The usual body (both fields, a product's name, 1 to 50 inputs, none null) is taken as
+    it is: what `_BulkEnvelope` would give back for it, without the 72 µs of building and
+    running a serializer. Any other body goes through the serializer, which says what is
+    wrong."""
+    if type(body) is dict and len(body) == 2:
+        product, inputs = body.get("product"), body.get("inputs")
+        named = type(product) is str and product in _PRODUCTS
+        # A null item is the serializer's to refuse (the whole call is 422).
+        sized = type(inputs) is list and 1 <= len(inputs) <= MAX_INPUTS and None not in inputs
+        if named and sized:
+            return _PRODUCTS[product], inputs
+    return bulk_request_checked(body)
+
+
+def bulk_request_checked(body) -> tuple[LookupProduct, list]:
+    """`bulk_request` by the serializer, for any body."""
     envelope = _BulkEnvelope(data=body)
     envelope.is_valid(raise_exception=True)
     return LookupProduct(envelope.validated_data["product"]), envelope.validated_data["inputs"]

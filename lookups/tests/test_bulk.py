@@ -5,6 +5,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from catalog.services import product_set_paused
+from lookups.bulk import bulk_request, bulk_request_checked
+from lookups.models import LookupProduct
 
 pytestmark = pytest.mark.django_db
 
@@ -240,3 +242,27 @@ def test_query_count_does_not_grow_with_the_number_of_items(bulk, make_key, inte
     one, fifty = queries_for(1), queries_for(50)
     assert one == fifty
     assert fifty <= 10
+
+
+@pytest.mark.parametrize("product", [p.value for p in LookupProduct])
+@pytest.mark.parametrize(
+    "inputs",
+    [
+        [{"phone": "+447912345678"}],
+        [{"phone": f"+4479123456{i:02d}"} for i in range(50)],
+        # Items are checked one by one later, whatever they are.
+        [{"phone": "1"}, "text", 7, [], {}, {"phone": "+1", "extra": True}],
+    ],
+)
+def test_the_usual_bulk_body_is_read_as_the_serializer_reads_it(product, inputs):
+    body = {"product": product, "inputs": inputs}
+    assert bulk_request(body) == bulk_request_checked(body) == (LookupProduct(product), inputs)
+
+
+def test_a_null_item_makes_the_whole_bulk_call_422(bulk, key, units_used):
+    response = bulk(key[1], {"product": "phone-risk", "inputs": [{"phone": "+447912345678"}, None]})
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["code"] == "validation_error"
+    assert error["details"][0]["field"] == "/inputs/1"
+    assert units_used(key[0]) == 0
