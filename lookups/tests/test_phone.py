@@ -301,13 +301,16 @@ def _as_phonenumbers_classifies(e164: str) -> tuple[str | None, bool, str]:
     return None if region in (None, "001", "ZZ") else region, valid, kind if valid else "unknown"
 
 
-def test_region_validity_and_type_are_libphonenumbers_own_for_every_example_number():
-    # Every type of every plan, and each example with its last digits changed, which moves
-    # many into another type's range, another region of a shared code, or none.
+def _examples_and_neighbours() -> list[str]:
+    """Every type of every plan, and each example with its last digits changed, which moves
+    many into another type's range, another region of a shared code, or none."""
     examples = sorted(set(_international_examples()))
-    examples += [f"{e164[:-2]}{tail:02d}" for e164 in examples for tail in (0, 37, 99)]
+    return examples + [f"{e164[:-2]}{tail:02d}" for e164 in examples for tail in (0, 37, 99)]
+
+
+def test_region_validity_and_type_are_libphonenumbers_own_for_every_example_number():
     types_seen = set()
-    for e164 in examples:
+    for e164 in _examples_and_neighbours():
         try:
             parsed = parse_phone(e164)
         except InvalidPhone:
@@ -322,11 +325,8 @@ def test_region_validity_and_type_are_libphonenumbers_own_for_every_example_numb
 def _as_phonenumbers_refuses(e164: str) -> bool:
     """Whether libphonenumber cannot parse a "+" and digits number or calls it impossible
     (its length is not one of its calling code's, or only dialled locally)."""
-    try:
-        number = phonenumbers.parse(e164, None, keep_raw_input=True)
-    except phonenumbers.NumberParseException:
-        return True
-    return phonenumbers.is_possible_number_with_reason(number) != (
+    number = _as_parse_reads_it(e164)
+    return number is None or phonenumbers.is_possible_number_with_reason(number) != (
         phonenumbers.ValidationResult.IS_POSSIBLE
     )
 
@@ -354,10 +354,8 @@ def test_a_number_of_a_known_type_is_still_checked_for_possible_length(e164):
 
 
 def test_a_number_is_refused_exactly_when_libphonenumber_cannot_read_it_or_calls_it_impossible():
-    # Every example number of every type, each with its last digits changed, which moves many
-    # out of every type, and each a digit shorter and longer.
-    examples = sorted(set(_international_examples()))
-    examples += [f"{e164[:-2]}{tail:02d}" for e164 in examples for tail in (0, 37, 99)]
+    # The examples and their neighbours, each also a digit shorter and longer.
+    examples = _examples_and_neighbours()
     examples += [e164[:-1] for e164 in examples] + [f"{e164}0" for e164 in examples]
     assert [e164 for e164 in examples if _refuses(e164) != _as_phonenumbers_refuses(e164)] == []
     refused = sum(_refuses(e164) for e164 in examples)
