@@ -7,6 +7,7 @@ Error:   {"error": {"code", "message", "requestId", "details"?}}.
 import json
 import logging
 
+import orjson
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import InterfaceError, OperationalError
@@ -56,14 +57,37 @@ def success(request, data, *, units_charged: int | None = None, usage: dict | No
 
 
 class JsonRenderer(JSONRenderer):
-    """DRF's renderer (UTF-8), escaping to ASCII when a text cannot be UTF-8.
+    """DRF's renderer (UTF-8, compact), writing the bytes with orjson.
+
+    DRF's own encodes through Python's json module and copies the text twice more (its
+    U+2028/U+2029 escapes, then to UTF-8): 21 µs for the account's answer against 2 µs
+    here (timeit). The bytes are the same (phoneintel/tests/test_renderer.py): orjson
+    writes the same compact JSON, DRF's escapes are applied to them, and what orjson would
+    write otherwise goes to DRF's encoder (dates and times: its `default`) or to DRF's
+    renderer whole (an integer over 64 bits, a key that is not a string). Only a float
+    may differ, as the same number: `1e-8` where DRF writes `1e-08`; no answer holds one.
 
     A request may carry a lone surrogate (`"\\ud800"` is valid JSON), and an error names
     the request's fields, unknown property names included: UTF-8 cannot encode one, so
     such an answer is sent with ASCII escapes instead of failing as a 500.
     """
 
+    _options = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+
     def render(self, data, accepted_media_type=None, renderer_context=None):
+        if data is None:
+            return b""
+        if (
+            self.compact
+            and not self.ensure_ascii
+            and not self.get_indent(accepted_media_type, renderer_context or {})
+        ):
+            try:
+                content = orjson.dumps(data, default=_drf_default, option=self._options)
+            except orjson.JSONEncodeError:
+                pass  # DRF's renderer says what it makes of it, as before
+            else:
+                return content.replace(_LS, rb"\u2028").replace(_PS, rb"\u2029")
         try:
             return super().render(data, accepted_media_type, renderer_context)
         except UnicodeEncodeError:
@@ -72,9 +96,17 @@ class JsonRenderer(JSONRenderer):
             ).encode()
 
 
+# U+2028 and U+2029 in UTF-8: DRF escapes them, as JavaScript before ES2019 could not parse them.
+_LS, _PS = "\u2028".encode(), "\u2029".encode()
+_drf_default = JSONRenderer.encoder_class().default
+
+
 def render_json(body: dict) -> bytes:
     """The bytes DRF would send for `body`; stored answers are replayed from these."""
-    return JsonRenderer().render(body)
+    return _RENDERER.render(body)
+
+
+_RENDERER = JsonRenderer()
 
 
 def json_response(content: bytes, status: int = 200) -> HttpResponse:
