@@ -85,15 +85,9 @@ class JsonLogger(glogging.Logger):
         super().setup(cfg)
         if os.environ.get("LOG_FORMAT", "json") != "json":
             return
-        from pythonjsonlogger.json import JsonFormatter
+        from phoneintel.logformat import json_formatter
 
-        # The same fields as the "json" formatter of settings.LOGGING.
-        formatter = JsonFormatter(
-            "{levelname}{name}{message}",
-            style="{",
-            rename_fields={"levelname": "level", "name": "logger"},
-            timestamp="time",
-        )
+        formatter = json_formatter()  # as settings.LOGGING's "json"
         for log in (self.error_log, self.access_log):
             for handler in log.handlers:
                 handler.setFormatter(formatter)

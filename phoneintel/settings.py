@@ -304,13 +304,7 @@ LOGGING = {
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
         # gunicorn.conf.py gives gunicorn's own lines the same fields.
-        "json": {
-            "()": "pythonjsonlogger.json.JsonFormatter",
-            "fmt": "{levelname}{name}{message}",
-            "style": "{",
-            "rename_fields": {"levelname": "level", "name": "logger"},
-            "timestamp": "time",
-        },
+        "json": {"()": "phoneintel.logformat.json_formatter"},
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},

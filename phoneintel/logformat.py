@@ -1,0 +1,40 @@
+"""The JSON log line: one object per line, the same fields everywhere.
+
+`settings.LOGGING` formats the web processes' and Celery's lines with it, and
+gunicorn.conf.py gunicorn's own. It imports nothing of Django, so gunicorn's master can
+load it before the application.
+"""
+
+import json
+
+import orjson
+from pythonjsonlogger.json import JsonEncoder
+from pythonjsonlogger.orjson import OrjsonFormatter
+
+# level, logger and message, then the record's `extra` fields, then its time.
+OPTIONS = {
+    "fmt": "{levelname}{name}{message}",
+    "style": "{",
+    "rename_fields": {"levelname": "level", "name": "logger"},
+    "timestamp": "time",
+}
+
+
+class JsonFormatter(OrjsonFormatter):
+    """python-json-logger's formatter, writing with orjson: every API request writes a line,
+    which took 20 µs to format through the standard library's encoder and takes 14 here
+    (timeit); a request runs 40,000 to 57,000 fewer instructions (callgrind, in-process).
+
+    orjson writes UTF-8 and refuses a text UTF-8 cannot hold (a lone surrogate, which an
+    exception's message can quote): that line is written with ASCII escapes instead of
+    being lost."""
+
+    def jsonify_log_record(self, log_data) -> str:
+        try:
+            return super().jsonify_log_record(log_data)
+        except orjson.JSONEncodeError:
+            return json.dumps(log_data, cls=JsonEncoder)
+
+
+def json_formatter() -> JsonFormatter:
+    return JsonFormatter(**OPTIONS)
