@@ -60,7 +60,7 @@ class JsonRenderer(JSONRenderer):
     """DRF's renderer (UTF-8, compact), writing the bytes with orjson.
 
     DRF's own encodes through Python's json module and copies the text twice more (its
-    U+2028/U+2029 escapes, then to UTF-8): 21 µs for the account's answer against 2 µs
+    U+2028/U+2029 escapes, then to UTF-8): 11 µs for the account's answer against 2 µs
     here (timeit). The bytes are the same (phoneintel/tests/test_renderer.py): orjson
     writes the same compact JSON, DRF's escapes are applied to them, and what orjson would
     write otherwise goes to DRF's encoder (dates and times: its `default`) or to DRF's
@@ -101,12 +101,12 @@ _LS, _PS = "\u2028".encode(), "\u2029".encode()
 _drf_default = JSONRenderer.encoder_class().default
 
 
+_RENDERER = JsonRenderer()
+
+
 def render_json(body: dict) -> bytes:
     """The bytes DRF would send for `body`; stored answers are replayed from these."""
     return _RENDERER.render(body)
-
-
-_RENDERER = JsonRenderer()
 
 
 def json_response(content: bytes, status: int = 200) -> HttpResponse:
