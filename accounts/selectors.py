@@ -3,6 +3,7 @@
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
+from functools import lru_cache
 
 from django.db.models import Sum
 
@@ -24,8 +25,7 @@ class UsageSummary:
 
     @property
     def resets_at(self) -> datetime:
-        year, month = divmod(self.period.month, 12)
-        return datetime(self.period.year + year, month + 1, 1, tzinfo=UTC)
+        return _month_end(self.period)
 
     @property
     def percent_used(self) -> int:
@@ -41,13 +41,25 @@ class UsageSummary:
 
     def as_meta(self) -> dict:
         """`meta.usage` of the contract."""
+        period, resets_at = _month_texts(self.period)
         return {
-            "period": f"{self.period.year:04d}-{self.period.month:02d}",  # strftime costs 5x
+            "period": period,
             "unitsUsed": self.units_used,
             "unitsQuota": self.units_quota,
             "unitsRemaining": self.units_remaining,
-            "resetsAt": iso_utc(self.resets_at),
+            "resetsAt": resets_at,
         }
+
+
+@lru_cache(maxsize=16)  # every answer's `meta.usage` names this month: 4 µs to write out
+def _month_texts(period: date) -> tuple[str, str]:
+    """The month as `meta.usage` writes it (`YYYY-MM`), and when it ends."""
+    return f"{period.year:04d}-{period.month:02d}", iso_utc(_month_end(period))
+
+
+def _month_end(period: date) -> datetime:
+    year, month = divmod(period.month, 12)
+    return datetime(period.year + year, month + 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
