@@ -89,7 +89,7 @@ ACCOUNT_EXAMPLE = {
 
 class AccountView(ChecksOwnKey, APIView):
     def checks_own_key(self, request) -> bool:
-        """A GET checks its key in one EVAL and one lighter read (`key_checked`)."""
+        """A GET checks its key in one lighter read and one EVAL (`key_checked`)."""
         return request.method == "GET"
 
     @extend_schema(

@@ -129,13 +129,13 @@ def well_formed_key_hash(request) -> str | None:
 
 def key_checked(request, key_hash: str, now: datetime) -> AuthenticatedKey:
     """DRF's authentication and throttle for a key already hashed (`ChecksOwnKey`), for a
-    view that needs nothing of the key that only lookups need: one EVAL, then one read of
-    the key. The address's failure limit is checked first, as in a plain lookup."""
-    admission = admit(request, key_hash)
+    view that needs nothing of the key that only lookups need: one read of the key, then
+    one EVAL that counts the request in its rate's window only (`admit`)."""
     api_key = key_accepted(
         request, lambda: api_key_by_hash(key_hash=key_hash, now=now, for_lookups=False), now
     )
-    enforce_rate(request, admission, api_key.rate_limit)
+    rate = api_key.rate_limit
+    enforce_rate(request, admit(request, key_hash, rate), rate)
     return api_key
 
 

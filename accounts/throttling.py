@@ -7,14 +7,19 @@ the epoch, shared by every server process through Redis:
   confirmed to it;
 - requests per key (the key's `rate_limit`).
 
-Every request with a well-formed key runs `ADMIT` once (EVALSHA): it reads the
-address's failures and, unless they are over the limit, counts the request in the
-key's windows. A key's rate is per second, minute or hour (`N/s`, `N/m`, `N/h`), and a
-plain lookup counts its request before the one statement that reads the key
-(`lookups.services`), so the script counts it in all three windows, keyed by the key's
-hash rather than its row id; the key's rate, read afterwards, picks the count that
-applies (`enforce_rate`). A request whose key was rejected runs `RECORD_FAILURE` as
-well. Both scripts touch only keys with the hash tag `{rate}`, so they run unchanged
+A request with a well-formed key runs `ADMIT` once (EVALSHA): it reads the address's
+failures and, unless they are over the limit, counts the request in the key's window,
+keyed by the key's hash rather than its row id. A key's rate is per second, minute or
+hour (`N/s`, `N/m`, `N/h`). A request that has read its key counts only in the window of
+the key's rate. A plain lookup counts its request before the one statement that reads
+the key (`lookups.services`), so in all three windows, and the key's rate, read
+afterwards, picks the count that applies (`enforce_rate`). So every request counts in
+its key's window. (After staff change a key's rate to another unit, the new window has
+missed the requests that counted only in the old one, until it next starts: at most an
+hour of them, for a change to `N/h`.) A request whose key was rejected runs
+`RECORD_FAILURE` instead (a plain lookup, after `ADMIT`).
+
+Both scripts touch only keys with the hash tag `{rate}`, so they run unchanged
 on Redis Cluster. The counts become the `RateLimit` / `RateLimit-Policy` headers:
     RateLimit-Policy: "default";q=600;w=60
     RateLimit: "default";r=599;t=42
@@ -38,14 +43,14 @@ from rest_framework.throttling import BaseThrottle
 from phoneintel.errors import ApiError, ErrorCode
 
 # Returns -1 when the address is over its failure limit, else the key's counts so far in
-# its second, minute and hour windows.
+# the windows of KEYS[2...] (each ending at the matching ARGV).
 ADMIT = """
 local failures = tonumber(redis.call('GET', KEYS[1]) or '0')
 if failures >= tonumber(ARGV[1]) then
   return -1
 end
 local counts = {}
-for i = 2, 4 do
+for i = 2, #KEYS do
   local count = redis.call('INCR', KEYS[i])
   if count == 1 then
     redis.call('EXPIREAT', KEYS[i], ARGV[i])
@@ -98,7 +103,8 @@ def _failures_key(address: str, window: Window) -> str:
     return f"{settings.RATE_KEY_PREFIX}:{{rate}}:auth-failures:{address}:{window.index}"
 
 
-# A key's rate is per second, minute or hour (`accounts.models.RATE_RE`): its windows.
+# A key's rate is per second, minute or hour (`accounts.models.RATE_RE`): its windows, all
+# counted by a request that has not read its key's rate yet.
 KEY_WINDOWS = (1, 60, 3600)
 
 
@@ -194,15 +200,17 @@ def auth_failure_recorded(request) -> ApiError | None:
 
 @dataclass(frozen=True, slots=True)
 class Admission:
-    """A request counted against its key: the key's counts in each of `KEY_WINDOWS`."""
+    """A request counted against its key: its counts in the windows of `seconds`."""
 
+    seconds: tuple[int, ...]
     counts: tuple[int, ...]
     now: float
 
 
-def admit(request, key_hash: str) -> Admission:
-    """The one Redis command of a request with a key: counts it in the key's windows, or
-    raises 429 when the client address is over its failure limit (then nothing is counted)."""
+def admit(request, key_hash: str, rate: str | None = None) -> Admission:
+    """The one Redis command of a request with a key: counts it in the window of the key's
+    `rate`, or in all of `KEY_WINDOWS` before the rate is read, or raises 429 when the
+    client address is over its failure limit (then nothing is counted)."""
     now = time.time()
     failure_limit, failure_seconds = parse_rate(settings.API_AUTH_FAILURE_RATE)
     failure_window = Window.of(failure_seconds, now)
@@ -211,21 +219,22 @@ def admit(request, key_hash: str) -> Admission:
     # The key's windows as plain integers: `Window` objects cost this, the busiest
     # function of the API, 15 of its 24 µs of Python (in-process, on a slow machine).
     second = int(now)
-    for seconds in KEY_WINDOWS:
+    windows = KEY_WINDOWS if rate is None else (parse_rate(rate)[1],)
+    for seconds in windows:
         index = second // seconds
         keys.append(_requests_key(key_hash, seconds, index))
         args.append((index + 1) * seconds)
     counts = counters().admit(keys=keys, args=args)
     if counts == -1:
         raise too_many_failures(failure_window.seconds_left(now))
-    return Admission(counts=tuple(counts), now=now)
+    return Admission(seconds=windows, counts=tuple(counts), now=now)
 
 
 def enforce_rate(request, admission: Admission, rate: str) -> None:
     """Sets the `RateLimit` headers from the key's rate on the (Django) request's answer;
     raises 429 when the request is over it."""
     limit, seconds = parse_rate(rate)
-    count = admission.counts[KEY_WINDOWS.index(seconds)]
+    count = admission.counts[admission.seconds.index(seconds)]
     reset = Window.of(seconds, admission.now).seconds_left(admission.now)
     request.response_headers.update(
         {
@@ -245,5 +254,6 @@ class ApiKeyRateThrottle(BaseThrottle):
         if api_key is None:
             return True
         django_request = request._request
-        enforce_rate(django_request, admit(django_request, api_key.key_hash), api_key.rate_limit)
+        rate = api_key.rate_limit
+        enforce_rate(django_request, admit(django_request, api_key.key_hash, rate), rate)
         return True
