@@ -12,7 +12,7 @@ TEST_ENV := DEBUG=0 DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL
 	EXPOSURE_HASH_SECRET=test-only-exposure-secret-0123456789abcdef \
 	CACHE_KEY_PREFIX=phoneintel-test
 
-.PHONY: run test lint check bench schemathesis chromium install clean
+.PHONY: run test lint check bench instructions schemathesis chromium install clean
 
 $(INSTALLED): requirements.txt requirements-dev.txt clients/python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +61,11 @@ bench: $(INSTALLED)
 	$(TEST_ENV) $(PY) -m bench.cpu
 	$(TEST_ENV) $(PY) -m bench.run
 	$(TEST_ENV) $(PY) -m bench.import_bench
+
+# Instructions per request under valgrind: the same figures on every run (bench/README.md).
+instructions: $(INSTALLED)
+	@$(TEST_ENV) $(PY) scripts/check_services.py
+	$(TEST_ENV) $(PY) -m bench.instructions
 
 schemathesis: $(INSTALLED)
 	@$(TEST_ENV) $(PY) scripts/check_services.py
