@@ -43,7 +43,7 @@ def measure(names: list[str]) -> int:
 
     from django.core.handlers.wsgi import WSGIHandler
 
-    from bench.run import SCENARIOS, TARGETS
+    from bench.run import SCENARIOS, against_reference
 
     logging.disable(logging.CRITICAL)  # the request log would be most of the output
     handler = WSGIHandler()
@@ -64,13 +64,11 @@ def measure(names: list[str]) -> int:
                 call(handler, scenario, api_key)
             rounds[scenario.name].append((time.process_time() - started) / count * 1000)
     least = {name: min(times) for name, times in rounds.items()}
-    # Each target against its floor, and a bulk call against the single lookup.
-    references = {name: floor for name, (floor, _least) in TARGETS.items()} | {"bulk50": "lookup"}
     print(f"{'scenario':16} {'CPU ms':>7} {'median':>7}  against")
     for name, times in rounds.items():
-        reference = references.get(name)
-        ratio = f"{least[name] / least[reference]:.2f}x {reference}" if reference in least else ""
-        print(f"{name:16} {least[name]:7.3f} {median(times):7.3f}  {ratio}")
+        print(
+            f"{name:16} {least[name]:7.3f} {median(times):7.3f}  {against_reference(name, least)}"
+        )
     return 0
 
 

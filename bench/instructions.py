@@ -41,7 +41,7 @@ def main(names: list[str]) -> int:
     if subprocess.run(["valgrind", "--version"], capture_output=True, check=False).returncode:
         print("bench.instructions: valgrind is needed (apt-get install valgrind)", file=sys.stderr)
         return 1
-    from bench.run import SCENARIOS, TARGETS
+    from bench.run import SCENARIOS, TARGETS, against_reference
 
     lean = {s.name: s for s in SCENARIOS if s.server == "lean"}
     unknown = [name for name in names if name not in lean]
@@ -64,12 +64,9 @@ def main(names: list[str]) -> int:
                 strict=True,
             )
         )
-    references = {name: floor for name, (floor, _target) in TARGETS.items()} | {"bulk50": "lookup"}
     print(f"{'scenario':16} {'instructions':>13}  against")
     for name, count in counts.items():
-        reference = references.get(name)
-        ratio = f"{count / counts[reference]:.2f}x {reference}" if reference in counts else ""
-        print(f"{name:16} {count:13,.0f}  {ratio}")
+        print(f"{name:16} {count:13,.0f}  {against_reference(name, counts)}")
     for name, (floor, target) in TARGETS.items():
         if name in counts and floor in counts:
             print(

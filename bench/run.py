@@ -55,6 +55,19 @@ SECONDS = int(os.environ.get("BENCH_SECONDS", "5"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "6"))
 # Throughput of a scenario against its floor (bench/urls.py): (floor, least ratio).
 TARGETS = {"lookup": ("floor", 0.80), "account": ("floor-get", 1.00)}
+# What the in-process tools (bench/cpu.py, bench/instructions.py) compare each scenario
+# with: a target with its floor, a bulk call with a single lookup.
+REFERENCES = {name: floor for name, (floor, _least) in TARGETS.items()} | {"bulk50": "lookup"}
+
+
+def against_reference(name: str, figures: dict[str, float]) -> str:
+    """`name`'s figure as a multiple of its reference's (`1.18x floor-get`), or ''."""
+    reference = REFERENCES.get(name)
+    if reference not in figures:
+        return ""
+    return f"{figures[name] / figures[reference]:.2f}x {reference}"
+
+
 # Requests per scenario whose round trips are counted, after warm-ups enough for psycopg to
 # have prepared the hot statements (it prepares one after `prepare_threshold` runs, which
 # costs one extra round trip once per connection).
