@@ -62,7 +62,7 @@ bench: $(INSTALLED)
 	$(TEST_ENV) $(PY) -m bench.run
 	$(TEST_ENV) $(PY) -m bench.import_bench
 
-# Instructions per request under valgrind: the same figures on every run (bench/README.md).
+# Instructions per request under valgrind: steady from run to run (bench/README.md).
 instructions: $(INSTALLED)
 	@$(TEST_ENV) $(PY) scripts/check_services.py
 	$(TEST_ENV) $(PY) -m bench.instructions
