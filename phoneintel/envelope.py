@@ -278,10 +278,19 @@ class JsonParser(JSONParser):
         return parse_json(stream.read(), encoding)
 
 
+def _not_json(constant: str):
+    """`NaN` and `Infinity` are Python's, not JSON's."""
+    raise ValueError(f"{constant} is not JSON")
+
+
+# One decoder for every body: `json.loads` with an argument builds a new one per call.
+_DECODER = json.JSONDecoder(parse_constant=_not_json)
+
+
 def parse_json(body: bytes, encoding: str):
     try:
         # Not valid in the encoding is a UnicodeDecodeError, a ValueError too.
-        return json.loads(body.decode(encoding), parse_constant=_not_json)
+        return _DECODER.decode(body.decode(encoding))
     except RecursionError:
         raise drf.ParseError("JSON parse error - nested too deeply") from None
     except ValueError as exc:
@@ -312,11 +321,6 @@ def json_body(request, otherwise):
     if not body or request.META.get("CONTENT_TYPE") != "application/json":
         return otherwise()
     return parse_json(body, settings.DEFAULT_CHARSET)
-
-
-def _not_json(constant: str):
-    """`NaN` and `Infinity` are Python's, not JSON's."""
-    raise ValueError(f"{constant} is not JSON")
 
 
 class JsonOnlyNegotiation(BaseContentNegotiation):
