@@ -73,7 +73,7 @@ def measure(names: list[str]) -> int:
 
 
 def call(handler, scenario, api_key: str) -> str:
-    body = scenario.encoded_body() or b""
+    body = scenario.encoded_body or b""
     environ = {
         "REQUEST_METHOD": scenario.method,
         "PATH_INFO": scenario.path,
