@@ -109,8 +109,8 @@ class AccountView(ChecksOwnKey, APIView):
     def head(self, request):
         """As GET. Without a `head` of its own, Django's `View.setup` sets `self.head =
         self.get` on each request's view: a bound method that ties the view, and the request
-        it holds, into a cycle that only the garbage collector frees (17 objects a request,
-        a collection every 40 requests)."""
+        it holds, into a cycle that only the garbage collector frees (17 objects a request:
+        a collection of the youngest generation every 36 requests)."""
         return self.get(request)
 
     def answer_own_key(self, request, key_hash: str):

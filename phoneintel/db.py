@@ -52,9 +52,9 @@ def hot_cursor():
 @cache  # one class: ServerBindingCursor can only be imported with psycopg installed
 def _kept_cursor_class(server_binding_cursor):
     class KeptCursor(server_binding_cursor):
-        """The one cursor of a connection's hot statements, made on its first and kept
-        with the connection: its `close()` does nothing, so `with hot_cursor()` leaves it
-        open.
+        """The one cursor of a connection's hot statements, made for the first of them and
+        kept with the connection: its `close()` does nothing, so `with hot_cursor()` leaves
+        it open for the next.
 
         psycopg keeps a cursor's adapters (the dumper of each parameter's type, the loader
         of each column's) while the cursor runs the same statement again, and a new
@@ -152,8 +152,3 @@ def _is_dead(connection) -> bool:
     # says it was not closed on purpose); sqlite3 has no such state and never dies.
     raw = connection.connection
     return raw is None or bool(getattr(raw, "closed", False))
-
-
-@lru_cache(maxsize=64)
-def _utf8(query: str) -> bytes:
-    return query.encode()
