@@ -10,7 +10,6 @@ a change to our own code saves. The wire is the same as under gunicorn; the proc
 includes the client side of each round trip, not PostgreSQL's or Redis's.
 """
 
-import io
 import os
 import subprocess
 import sys
@@ -18,6 +17,7 @@ import time
 from statistics import median
 
 from harness.app import fresh_app, tool_env
+from harness.wsgi import serve
 
 DATABASE_NAME = "phoneintel_cpu"
 # Its own DB: the tests use 15, bench.run 14, make schemathesis 13, and each tool flushes its own.
@@ -73,29 +73,13 @@ def measure(names: list[str]) -> int:
 
 
 def call(handler, scenario, api_key: str) -> str:
-    body = scenario.encoded_body or b""
-    environ = {
-        "REQUEST_METHOD": scenario.method,
-        "PATH_INFO": scenario.path,
-        "SERVER_NAME": "127.0.0.1",
-        "SERVER_PORT": "8000",
-        "SERVER_PROTOCOL": "HTTP/1.1",
-        "REMOTE_ADDR": "127.0.0.1",
-        "CONTENT_LENGTH": str(len(body)),
-        "wsgi.input": io.BytesIO(body),
-        "wsgi.url_scheme": "http",
-        "wsgi.errors": sys.stderr,
-        # As behind the proxy that terminates TLS, so no HTTPS redirect.
-        "HTTP_X_FORWARDED_PROTO": "https",
-    }
-    for name, value in scenario.resolved_headers(api_key).items():
-        key = name.upper().replace("-", "_")
-        environ[key if key == "CONTENT_TYPE" else f"HTTP_{key}"] = value
-    answer = {}
-    chunks = handler(environ, lambda status, headers, exc_info=None: answer.update(s=status))
-    b"".join(chunks)
-    chunks.close()  # runs the after-response work, as a server does
-    return answer["s"]
+    return serve(
+        handler,
+        scenario.method,
+        scenario.path,
+        scenario.resolved_headers(api_key),
+        scenario.encoded_body or b"",
+    )
 
 
 if __name__ == "__main__":
