@@ -34,7 +34,7 @@ from accounts.services import (
     api_key_hash,
     api_key_touch,
 )
-from accounts.throttling import admit, auth_failure_recorded, enforce_rate
+from accounts.throttling import admit_within_rate, auth_failure_recorded
 from phoneintel.envelope import json_body
 from phoneintel.errors import ApiError, ErrorCode
 
@@ -130,12 +130,11 @@ def well_formed_key_hash(request) -> str | None:
 def key_checked(request, key_hash: str, now: datetime) -> AuthenticatedKey:
     """DRF's authentication and throttle for a key already hashed (`ChecksOwnKey`), for a
     view that needs nothing of the key that only lookups need: one read of the key, then
-    one EVAL that counts the request in its rate's window only (`admit`)."""
+    one EVAL that counts the request in its rate's window only (`admit_within_rate`)."""
     api_key = key_accepted(
         request, lambda: api_key_by_hash(key_hash=key_hash, now=now, for_lookups=False), now
     )
-    rate = api_key.rate_limit
-    enforce_rate(request, admit(request, key_hash, rate), rate)
+    admit_within_rate(request, key_hash, api_key.rate_limit)
     return api_key
 
 

@@ -246,6 +246,12 @@ def enforce_rate(request, admission: Admission, rate: str) -> None:
         raise key_rate_exceeded(rate, reset)
 
 
+def admit_within_rate(request, key_hash: str, rate: str) -> None:
+    """`admit` and `enforce_rate` for a request that has read its key: one EVAL that counts
+    it in its rate's window only."""
+    enforce_rate(request, admit(request, key_hash, rate), rate)
+
+
 class ApiKeyRateThrottle(BaseThrottle):
     """The one Redis command of an authenticated request (see the module docstring)."""
 
@@ -253,7 +259,5 @@ class ApiKeyRateThrottle(BaseThrottle):
         api_key = request.auth
         if api_key is None:
             return True
-        django_request = request._request
-        rate = api_key.rate_limit
-        enforce_rate(django_request, admit(django_request, api_key.key_hash, rate), rate)
+        admit_within_rate(request._request, api_key.key_hash, api_key.rate_limit)
         return True
