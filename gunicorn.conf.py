@@ -113,6 +113,27 @@ def on_starting(server):
         stale.unlink()
 
 
+def post_worker_init(worker):
+    """Hides the loaded application from the garbage collector's full passes.
+
+    A full pass visits every object the collector tracks, and the worker's threads all wait
+    while it runs. Nearly all of those objects are Django, the URLconf and the modules its
+    views import, loaded once and kept as long as the worker. Measured in the two workers of
+    a `make bench` server under 30 s of bulk-50 calls, each worker's full passes took 136 to
+    209 ms in all, 42 to 50 ms the longest. With the loaded application frozen they took
+    19 to 24 ms, 5 ms the longest. Frozen objects are still freed when nothing refers to
+    them; only a reference cycle among them would stay until the worker is recycled.
+    """
+    import gc
+    from importlib import import_module
+
+    from django.conf import settings
+
+    import_module(settings.ROOT_URLCONF)  # and every view's module, as the first request would
+    gc.collect()  # what loading left over, before it is frozen for good
+    gc.freeze()
+
+
 def child_exit(server, worker):
     from prometheus_client import multiprocess
 

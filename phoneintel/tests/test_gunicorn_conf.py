@@ -1,9 +1,14 @@
-"""gunicorn.conf.py, against real gunicorn processes: keep-alive, access log, proxies."""
+"""gunicorn.conf.py, against real gunicorn processes: keep-alive, access log, proxies; and
+the hook a new worker runs."""
 
+import os
+import subprocess
+import sys
 import time
 
 import httpx
 import pytest
+from django.conf import settings
 
 pytestmark = pytest.mark.live
 
@@ -61,3 +66,32 @@ def test_forwarded_scheme_is_trusted_only_from_the_configured_proxies(gunicorn_s
     refused = httpx.get(wary.url + "/products/", headers=https)
     assert refused.status_code == 301
     assert refused.headers["Location"].startswith("https://")
+
+
+# A worker as gunicorn makes one: the configuration read, Django set up by loading the WSGI
+# application, then the configuration's post_worker_init hook.
+WORKER_START = """
+import gc, runpy, sys
+conf = runpy.run_path("gunicorn.conf.py")
+from phoneintel.wsgi import application
+conf["post_worker_init"](None)
+print(gc.get_freeze_count(), len(gc.get_objects()), "lookups.api" in sys.modules)
+"""
+
+
+def test_a_worker_hides_its_loaded_application_from_full_collections(tmp_path):
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
+    completed = subprocess.run(
+        [sys.executable, "-c", WORKER_START],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    frozen, tracked, views_loaded = completed.stdout.split()
+    # The views (and all they import) were loaded before the freeze, as the first request
+    # would load them, and a full collection now visits almost none of what was loaded.
+    assert views_loaded == "True"
+    assert int(frozen) > 50_000
+    assert int(tracked) < int(frozen) // 100
