@@ -1,9 +1,9 @@
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.utils import timezone
 
-from accounts.models import DailyUsage, MonthlyUsage, month_start
+from accounts.models import ApiKey, DailyUsage, MonthlyUsage, month_start
 from catalog.services import lookups_set_paused, product_set_paused
 
 pytestmark = pytest.mark.django_db
@@ -41,6 +41,41 @@ def test_account_reports_key_quota_usage_and_rate_limit(client, make_key, bearer
         "unitsQuota": 250,
         "unitsRemaining": 243,
         "resetsAt": resets,
+    }
+
+
+def in_seconds(moment: datetime) -> str:
+    return f"{moment.astimezone(UTC):%Y-%m-%dT%H:%M:%S}Z"
+
+
+def test_the_keys_times_are_its_own_and_follow_every_change(client, make_key, bearer):
+    key, raw = make_key()
+    other, other_raw = make_key()
+    yesterday, tomorrow = (timezone.now() + timedelta(days=days) for days in (-1, 1))
+    ApiKey.objects.filter(pk=other.pk).update(
+        created_at=yesterday.replace(hour=3, minute=4, second=5, microsecond=678901),
+        expires_at=tomorrow.replace(hour=23, minute=59, second=59, microsecond=999999),
+    )
+
+    def times(raw_key: str) -> dict:
+        data = client.get("/v1/data/account", **bearer(raw_key)).json()["data"]["key"]
+        return {name: data[name] for name in ("createdAt", "expiresAt", "lastUsedAt")}
+
+    assert times(raw) == {
+        "createdAt": in_seconds(key.created_at),
+        "expiresAt": in_seconds(key.expires_at),
+        "lastUsedAt": None,  # recorded once the first answer has gone
+    }
+    key.refresh_from_db()
+    assert key.last_used_at is not None
+    assert times(raw)["lastUsedAt"] == in_seconds(key.last_used_at)
+    # Staff shorten the key's life: the very next answer says so.
+    ApiKey.objects.filter(pk=key.pk).update(expires_at=key.expires_at - timedelta(days=30))
+    assert times(raw)["expiresAt"] == in_seconds(key.expires_at - timedelta(days=30))
+    assert times(other_raw) == {
+        "createdAt": f"{yesterday:%Y-%m-%d}T03:04:05Z",
+        "expiresAt": f"{tomorrow:%Y-%m-%d}T23:59:59Z",
+        "lastUsedAt": None,
     }
 
 
