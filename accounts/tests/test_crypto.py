@@ -1,4 +1,5 @@
 import hashlib
+import hmac
 import zlib
 
 import pytest
@@ -49,3 +50,28 @@ def test_hash_is_keyed():
     assert crypto.hash_key(raw, "one") != crypto.hash_key(raw, "two")
     # Without the secret, a leaked hash cannot be checked against a guessed key.
     assert crypto.hash_key(raw, "one") != hashlib.sha256(raw.encode()).hexdigest()
+
+
+def test_hash_is_hmac_sha256_of_the_key_under_the_secret_whichever_secret_came_before():
+    raw = crypto.generate_key()
+    for secret in ("one", "two", "one"):
+        assert (
+            crypto.hash_key(raw, secret)
+            == hmac.new(secret.encode(), raw.encode(), hashlib.sha256).hexdigest()
+        )
+    # Hashing one key leaves nothing behind for the next.
+    other = crypto.generate_key()
+    expected = hmac.new(b"one", other.encode(), hashlib.sha256).hexdigest()
+    assert crypto.hash_key(other, "one") == expected
+
+
+def test_a_checksum_is_read_whole_with_its_leading_zeros():
+    # A body whose CRC is below 62**5 has a checksum that starts with "0".
+    body = next(
+        b for i in range(100_000) if zlib.crc32((b := f"pi_beta_{i:032d}").encode()) < 62**5
+    )
+    check = crypto.checksum(body)
+    assert check.startswith("0")
+    assert crypto.is_well_formed(body + check)
+    assert not crypto.is_well_formed(body + check[1:] + "0")
+    assert not crypto.is_well_formed(body + "1" + check[1:])
