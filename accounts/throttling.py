@@ -32,8 +32,8 @@ the request is answered 503: nothing is served that could not be counted.
 import re
 import threading
 import time
-from dataclasses import dataclass
 from functools import cache
+from typing import NamedTuple
 
 from django.conf import settings
 from django.core.signals import setting_changed
@@ -83,24 +83,30 @@ def parse_rate(rate: str) -> tuple[int, int]:
     return int(count), int(multiplier or 1) * _UNIT_SECONDS[unit]
 
 
-@dataclass(frozen=True)
-class Window:
-    """A fixed window of `seconds`, aligned to the epoch, that holds `now`."""
-
-    index: int
-    ends_at: int
-
-    @classmethod
-    def of(cls, seconds: int, now: float) -> "Window":
-        index = int(now) // seconds
-        return cls(index=index, ends_at=(index + 1) * seconds)
-
-    def seconds_left(self, now: float) -> int:
-        return max(1, self.ends_at - int(now))
+def _window(seconds: int, now: float) -> tuple[int, int]:
+    """The number of the fixed window of `seconds`, aligned to the epoch, that holds `now`,
+    and when it ends (epoch seconds)."""
+    index = int(now) // seconds
+    return index, (index + 1) * seconds
 
 
-def _failures_key(address: str, window: Window) -> str:
-    return f"{settings.RATE_KEY_PREFIX}:{{rate}}:auth-failures:{address}:{window.index}"
+def _seconds_left(seconds: int, now: float) -> int:
+    """Whole seconds until the window of `seconds` that holds `now` ends: 1 to `seconds`."""
+    return seconds - int(now) % seconds
+
+
+@cache
+def _rate_settings() -> tuple[str, int, int]:
+    """The counters' key prefix, and the failed authentications an address may have in a
+    window of how many seconds: read once, as a read of settings took a request 0.9 µs each
+    (a test that changes one gets the new value: `_forget_counters`)."""
+    failure_limit, failure_seconds = parse_rate(settings.API_AUTH_FAILURE_RATE)
+    return f"{settings.RATE_KEY_PREFIX}:{{rate}}", failure_limit, failure_seconds
+
+
+def _failures_key(address: str, index: int) -> str:
+    """The address's failed authentications in its window number `index` (`_window`)."""
+    return f"{_rate_settings()[0]}:auth-failures:{address}:{index}"
 
 
 # A key's rate is per second, minute or hour (`accounts.models.RATE_RE`): its windows, all
@@ -109,10 +115,10 @@ KEY_WINDOWS = (1, 60, 3600)
 
 
 def _requests_key(key_hash: str, seconds: int, index: int) -> str:
-    """The key's count in its window number `index` of `seconds` (`Window.index`)."""
+    """The key's count in its window number `index` of `seconds` (`_window`)."""
     # Half the key's hash (128 bits) names it: known before the key is read, and only a
     # holder of the whole key can count against it.
-    return f"{settings.RATE_KEY_PREFIX}:{{rate}}:key:{key_hash[:32]}:{seconds}:{index}"
+    return f"{_rate_settings()[0]}:key:{key_hash[:32]}:{seconds}:{index}"
 
 
 class _RedisCounters:
@@ -161,10 +167,13 @@ def counters():
 
 @receiver(setting_changed)
 def _forget_counters(*, setting, **kwargs):
-    """A test that points the cache elsewhere gets counters there too."""
+    """A test that points the cache elsewhere gets counters there too, and one that changes
+    their prefix or the failure limit gets those."""
     global _counters
     if setting in ("CACHES", "REDIS_URL"):
         _counters = None
+    if setting in ("RATE_KEY_PREFIX", "API_AUTH_FAILURE_RATE"):
+        _rate_settings.cache_clear()
 
 
 def client_address(request) -> str:
@@ -189,18 +198,18 @@ def key_rate_exceeded(rate: str, reset: int) -> ApiError:
 
 def auth_failure_recorded(request) -> ApiError | None:
     """Counts a rejected key against the address; the 429 to raise once it is over the limit."""
-    limit, seconds = parse_rate(settings.API_AUTH_FAILURE_RATE)
+    _prefix, limit, seconds = _rate_settings()
     now = time.time()
-    window = Window.of(seconds, now)
+    index, ends_at = _window(seconds, now)
     failures = counters().record_failure(
-        keys=[_failures_key(client_address(request), window)], args=[window.ends_at]
+        keys=[_failures_key(client_address(request), index)], args=[ends_at]
     )
-    return too_many_failures(window.seconds_left(now)) if failures > limit else None
+    return too_many_failures(_seconds_left(seconds, now)) if failures > limit else None
 
 
-@dataclass(frozen=True, slots=True)
-class Admission:
-    """A request counted against its key: its counts in the windows of `seconds`."""
+class Admission(NamedTuple):
+    """A request counted against its key: its counts in the windows of `seconds`. (A tuple:
+    a frozen dataclass took 2 µs to build, on every request with a key.)"""
 
     seconds: tuple[int, ...]
     counts: tuple[int, ...]
@@ -212,21 +221,17 @@ def admit(request, key_hash: str, rate: str | None = None) -> Admission:
     `rate`, or in all of `KEY_WINDOWS` before the rate is read, or raises 429 when the
     client address is over its failure limit (then nothing is counted)."""
     now = time.time()
-    failure_limit, failure_seconds = parse_rate(settings.API_AUTH_FAILURE_RATE)
-    failure_window = Window.of(failure_seconds, now)
-    keys = [_failures_key(client_address(request), failure_window)]
+    _prefix, failure_limit, failure_seconds = _rate_settings()
+    keys = [_failures_key(client_address(request), int(now) // failure_seconds)]
     args = [failure_limit]
-    # The key's windows as plain integers: `Window` objects cost this, the busiest
-    # function of the API, 15 of its 24 µs of Python (in-process, on a slow machine).
-    second = int(now)
     windows = KEY_WINDOWS if rate is None else (parse_rate(rate)[1],)
     for seconds in windows:
-        index = second // seconds
+        index, ends_at = _window(seconds, now)
         keys.append(_requests_key(key_hash, seconds, index))
-        args.append((index + 1) * seconds)
+        args.append(ends_at)
     counts = counters().admit(keys=keys, args=args)
     if counts == -1:
-        raise too_many_failures(failure_window.seconds_left(now))
+        raise too_many_failures(_seconds_left(failure_seconds, now))
     return Admission(seconds=windows, counts=tuple(counts), now=now)
 
 
@@ -235,7 +240,7 @@ def enforce_rate(request, admission: Admission, rate: str) -> None:
     raises 429 when the request is over it."""
     limit, seconds = parse_rate(rate)
     count = admission.counts[admission.seconds.index(seconds)]
-    reset = Window.of(seconds, admission.now).seconds_left(admission.now)
+    reset = _seconds_left(seconds, admission.now)
     request.response_headers.update(
         {
             "RateLimit-Policy": f'"default";q={limit};w={seconds}',
