@@ -15,7 +15,6 @@ of the wire, on the machine the bench runs on, and `floor-get-key` splits the ac
 part into what its key's read costs and what the rest of our code does.
 """
 
-from django.db import connection
 from django.http import JsonResponse
 from django.urls import path
 from django.utils import timezone
@@ -26,7 +25,7 @@ from rest_framework.views import APIView
 
 from accounts.models import ApiKey, MonthlyUsage
 from accounts.services.keys import key_read_params, key_read_sql
-from phoneintel.db import hot_cursor
+from phoneintel.db import date_param, hot_cursor
 from phoneintel.urls import handler400, handler404, handler500  # noqa: F401
 from phoneintel.urls import urlpatterns as real_urlpatterns
 
@@ -97,8 +96,7 @@ class Floor(FloorGet):
         count_in_redis()
         key_id = read_one_row()
         with hot_cursor() as cursor:
-            period = connection.ops.adapt_datefield_value(_FLOOR_PERIOD)
-            cursor.execute(_UPSERT_SQL, [key_id, period])
+            cursor.execute(_UPSERT_SQL, [key_id, date_param(_FLOOR_PERIOD)])
             cursor.fetchone()
         return Response(body(request._request))
 

@@ -4,7 +4,6 @@ Views stay thin: they read the Idempotency-Key, then hand the body to one servic
 function (`lookups.services`), which owns the order of the work and its round trips.
 """
 
-from django.db import connection
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
@@ -25,6 +24,7 @@ from lookups.inputs import LookupInput
 from lookups.models import LookupProduct
 from lookups.risk import MODEL_DESCRIPTION
 from lookups.services import lookup_bulk, lookup_one, lookup_one_checking_key
+from phoneintel.db import on_postgresql
 from phoneintel.envelope import json_response, request_json
 from phoneintel.openapi import AUTHENTICATED_ERROR_STATUSES, envelope, error_responses
 
@@ -131,11 +131,7 @@ class LookupView(ChecksOwnKey, APIView):
     def checks_own_key(self, request) -> bool:
         """A plain lookup on PostgreSQL: one statement checks the key as it charges, which
         saves a round trip (`lookup_one_checking_key`)."""
-        return (
-            request.method == "POST"
-            and META_KEY not in request.META
-            and connection.vendor == "postgresql"
-        )
+        return request.method == "POST" and META_KEY not in request.META and on_postgresql()
 
     def answer_own_key(self, request, key_hash: str):
         request.log_context["product"] = self.product.value

@@ -14,8 +14,6 @@ from datetime import datetime
 from functools import cache
 from types import MappingProxyType
 
-from django.db import connection
-
 from lookups.crypto import exposure_hash
 from lookups.models import (
     BusinessListing,
@@ -25,7 +23,7 @@ from lookups.models import (
     NumberReport,
 )
 from lookups.risk import ReportTally, recency_bounds
-from phoneintel.db import hot_cursor
+from phoneintel.db import datetime_param, hot_cursor, on_postgresql
 
 _REPORTS = NumberReport._meta.db_table
 _EXPOSURES = ExposureRecord._meta.db_table
@@ -53,8 +51,7 @@ class Read:
 
 def risk_read(*, e164s: list[str], now: datetime) -> Read:
     """Per number: its reports counted by (category, recency bucket); and the exposed hashes."""
-    adapt = connection.ops.adapt_datetimefield_value
-    bounds = {f"bound_{index}": adapt(bound) for index, bound in enumerate(recency_bounds(now))}
+    bounds = {f"bound_{i}": datetime_param(bound) for i, bound in enumerate(recency_bounds(now))}
     by_hash = {exposure_hash(n): n for n in e164s}
     number_is, numbers = _one_of("e164", "number", e164s)
     hash_is, hashes = _one_of("number_hash", "hash", list(by_hash))
@@ -157,7 +154,7 @@ def _one_of(column: str, name: str, values: list) -> tuple[str, dict]:
     value here is an E.164 number, a hex hash or a region code, none with a space.
     SQLite has no arrays: a placeholder per value there.
     """
-    if connection.vendor == "postgresql":
+    if on_postgresql():
         return f"{column} = ANY(string_to_array(%({name}s)s, ' '))", {f"{name}s": " ".join(values)}
     params = {f"{name}_{index}": value for index, value in enumerate(values)}
     return f"{column} IN ({', '.join(f'%({key})s' for key in params)})", params

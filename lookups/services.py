@@ -57,7 +57,7 @@ from datetime import datetime
 from functools import cache
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from rest_framework.exceptions import APIException
 
 from accounts.authentication import key_accepted
@@ -89,7 +89,7 @@ from lookups.inputs import check_input, problems_error
 from lookups.models import LookupProduct
 from lookups.phone import ParsedPhone, allocation_carrier_name
 from lookups.risk import assess_risk_from_tally
-from phoneintel.db import drop_if_closed_while_idle, hot_cursor
+from phoneintel.db import drop_if_closed_while_idle, hot_cursor, on_postgresql
 from phoneintel.envelope import render_json, success_body
 from phoneintel.errors import ApiError, ErrorCode
 
@@ -308,7 +308,7 @@ def read_and_charge(
         return [], api_key.month_usage
     valid = [p for p in phones if p.is_valid]
     read = _READS[product](valid, now) if valid else None
-    if connection.vendor == "postgresql":
+    if on_postgresql():
         rows, units_used, alerts = _read_and_charge_in_one_statement(
             read, api_key, units, now, product
         )

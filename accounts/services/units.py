@@ -8,7 +8,7 @@ from django.db import connection, transaction
 from accounts.models import ApiKey, DailyUsage, MonthlyUsage, QuotaAlert, month_start
 from accounts.selectors import AuthenticatedKey, UsageSummary, usage_for_key
 from accounts.services.alerts import quota_alerts_queue
-from phoneintel.db import hot_cursor
+from phoneintel.db import date_param, datetime_param, hot_cursor, on_postgresql
 from phoneintel.errors import ApiError, ErrorCode
 
 
@@ -138,11 +138,10 @@ def charge_values(*, units: int, now: datetime, product: str) -> dict:
     """The values of `charge_cte`, whichever key `admitted` holds."""
     if units <= 0:
         raise ValueError("charge at least one unit")
-    ops = connection.ops
     return {
-        "period": ops.adapt_datefield_value(month_start(now)),
-        "day": ops.adapt_datefield_value(now.astimezone(UTC).date()),
-        "now": ops.adapt_datetimefield_value(now),
+        "period": date_param(month_start(now)),
+        "day": date_param(now.astimezone(UTC).date()),
+        "now": datetime_param(now),
         "units": units,
         "product": product,
     }
@@ -183,7 +182,7 @@ def charge_units(
     charge back (and the alert emails, queued on commit, are never sent).
     """
     params = charge_params(api_key=api_key, units=units, now=now, product=product)
-    if connection.vendor == "postgresql":
+    if on_postgresql():
         with hot_cursor() as cursor:
             cursor.execute(_CHARGE_SQL_POSTGRES, params)
             row = cursor.fetchone()
