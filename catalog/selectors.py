@@ -1,9 +1,7 @@
 from dataclasses import dataclass
 
-from django.db import connection
-
 from catalog.models import LookupSwitch, Product
-from phoneintel.db import hot_cursor
+from phoneintel.db import hot_cursor, on_postgresql
 
 _PRODUCTS = Product._meta.db_table
 _SWITCH = LookupSwitch._meta.db_table
@@ -33,7 +31,7 @@ def pauses_sql() -> str:
     The API reads them together with the key (`api_key_authenticate`), so a pause
     costs no round trip of its own and still takes effect on the next request.
     """
-    if connection.vendor == "postgresql":
+    if on_postgresql():
         slugs = f"ARRAY(SELECT slug FROM {_PRODUCTS} WHERE is_paused)"  # noqa: S608
     else:
         slugs = f"(SELECT group_concat(slug, ' ') FROM {_PRODUCTS} WHERE is_paused)"  # noqa: S608

@@ -32,7 +32,7 @@ from django.utils import timezone
 
 from accounts.selectors import AuthenticatedKey
 from lookups.models import IdempotentRequest
-from phoneintel.db import hot_cursor
+from phoneintel.db import datetime_param, hot_cursor, on_postgresql
 from phoneintel.errors import ApiError, ErrorCode
 
 HEADER = "Idempotency-Key"
@@ -89,7 +89,7 @@ class Claim:
 
     def complete(self, *, body: bytes, request_id: str, now: datetime) -> None:
         """Stores the answer; call it in the transaction that charges."""
-        at = connection.ops.adapt_datetimefield_value
+        at = datetime_param
         with hot_cursor() as cursor:
             # Plain SQL: every bulk call runs it, and building this UPDATE through the
             # ORM cost more than running it.
@@ -215,8 +215,8 @@ def _insert_claim(
     *, api_key: AuthenticatedKey, key: str, fingerprint: str, now: datetime
 ) -> int | None:
     # Adapted as the ORM would, so later filters on locked_at match on every backend.
-    at = connection.ops.adapt_datetimefield_value
-    postgres = connection.vendor == "postgresql"
+    at = datetime_param
+    postgres = on_postgresql()
     with hot_cursor() as cursor:
         cursor.execute(
             _INSERT_CLAIM_SQL_POSTGRES if postgres else _INSERT_CLAIM_SQL_SQLITE,
@@ -237,7 +237,7 @@ def _insert_claim(
 def _owner_gone(record: IdempotentRequest) -> bool:
     """Whether the session that claimed `record` has ended; False when the claim does not
     say which session it was (claimed on SQLite)."""
-    if record.owner_pid is None or connection.vendor != "postgresql":
+    if record.owner_pid is None or not on_postgresql():
         return False
     # Django's own cursor: a retry that meets a running claim is rare, not the hot path.
     with connection.cursor() as cursor:
@@ -277,6 +277,6 @@ class _SessionStartedAt(Func):
 
 
 def _this_session_as_owner() -> dict:
-    if connection.vendor != "postgresql":
+    if not on_postgresql():
         return {}
     return {"owner_pid": _SessionPid(), "owner_started_at": _SessionStartedAt()}
