@@ -89,7 +89,6 @@ class Claim:
 
     def complete(self, *, body: bytes, request_id: str, now: datetime) -> None:
         """Stores the answer; call it in the transaction that charges."""
-        at = datetime_param
         with hot_cursor() as cursor:
             # Plain SQL: every bulk call runs it, and building this UPDATE through the
             # ORM cost more than running it.
@@ -99,10 +98,10 @@ class Claim:
                     IdempotentRequest.State.COMPLETED,
                     body.decode(),
                     request_id,
-                    at(now + RETENTION),
+                    datetime_param(now + RETENTION),
                     self.record_id,
                     IdempotentRequest.State.PROCESSING,
-                    at(self.locked_at),
+                    datetime_param(self.locked_at),
                 ],
             )
             stored = cursor.rowcount
@@ -215,19 +214,17 @@ def _insert_claim(
     *, api_key: AuthenticatedKey, key: str, fingerprint: str, now: datetime
 ) -> int | None:
     # Adapted as the ORM would, so later filters on locked_at match on every backend.
-    at = datetime_param
-    postgres = on_postgresql()
     with hot_cursor() as cursor:
         cursor.execute(
-            _INSERT_CLAIM_SQL_POSTGRES if postgres else _INSERT_CLAIM_SQL_SQLITE,
+            _INSERT_CLAIM_SQL_POSTGRES if on_postgresql() else _INSERT_CLAIM_SQL_SQLITE,
             [
                 api_key.pk,
                 key,
                 fingerprint,
                 IdempotentRequest.State.PROCESSING,
-                at(now),
-                at(now),
-                at(now + RETENTION),
+                datetime_param(now),
+                datetime_param(now),
+                datetime_param(now + RETENTION),
             ],
         )
         row = cursor.fetchone()
