@@ -66,6 +66,7 @@ from accounts.selectors import AuthenticatedKey, UsageSummary, usage_for_key
 from accounts.services.keys import (
     KEY_COLUMNS,
     api_key_by_hash,
+    epoch_microseconds,
     key_from_row,
     key_read_params,
     key_read_sql,
@@ -162,8 +163,8 @@ def lookup_one_checking_key(
     _, _, alerts, _, units_used = key[:5] if key else (None,) * 5
     # The checks here and the statement's read the same row and counts, so they agree: a
     # key the statement did not admit is refused here, and one it admitted but did not
-    # charge had no units left. (Expiry too: the float seconds of both sides order as the
-    # microseconds they stand for.) A charged key is not checked again.
+    # charge had no units left. (Expiry too: both sides are whole microseconds since the
+    # epoch.) A charged key is not checked again.
     api_key = _admitted_key(
         request,
         lambda: key_from_row(key and key[5:], params, now=now, admitted=units_used is not None),
@@ -199,7 +200,7 @@ def _admission_params(admission: Admission, now) -> dict:
         "per_second": per_second,
         "per_minute": per_minute,
         "per_hour": per_hour,
-        "now_epoch": now.timestamp(),
+        "now_us": epoch_microseconds(now),
         "approved": Developer.Access.APPROVED.value,
     }
 
@@ -225,7 +226,7 @@ def _checked_charge_head() -> str:
         WITH caller AS ({key_read_sql()}),
         admitted AS (
             SELECT id, monthly_quota FROM caller
-            WHERE NOT revoked AND expires_at > %(now_epoch)s AND is_active
+            WHERE NOT revoked AND expires_at > %(now_us)s AND is_active
               AND access = %(approved)s
               AND NOT all_paused AND NOT (CAST(%(product)s AS text) = ANY (paused))
               AND CASE right(rate_limit, 1)

@@ -10,6 +10,7 @@ import uuid
 from datetime import timedelta
 
 import pytest
+import time_machine
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -101,6 +102,17 @@ def test_key_whose_expiry_just_passed(send, make_key, bearer):
     assert send(**bearer(raw)).status_code == 200
     ApiKey.objects.filter(pk=key.pk).update(expires_at=timezone.now() - timedelta(microseconds=1))
     assert_401(send(**bearer(raw)), "expired_api_key")
+
+
+def test_a_key_works_until_the_microsecond_it_expires(send, make_key, bearer):
+    # The reads carry the key's times as whole microseconds since the epoch, and a plain
+    # lookup's statement compares them there with the request's moment.
+    expires_at = timezone.now().replace(microsecond=123457) + timedelta(hours=1)
+    _, raw = make_key(expires_at=expires_at)
+    with time_machine.travel(expires_at - timedelta(microseconds=1), tick=False):
+        assert send(**bearer(raw)).status_code == 200
+    with time_machine.travel(expires_at, tick=False):
+        assert_401(send(**bearer(raw)), "expired_api_key")
 
 
 def test_revocation_takes_effect_on_the_very_next_request(send, make_key, bearer):

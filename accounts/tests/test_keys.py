@@ -55,7 +55,7 @@ def test_revocation_is_permanent_and_keeps_its_first_moment(make_key):
 
 
 def test_a_key_works_until_the_microsecond_it_expires(make_key):
-    """The key read carries timestamps as epoch seconds (accounts/services/keys.py): the
+    """The key read carries timestamps as epoch microseconds (accounts/services/keys.py): the
     expiry must still hold to the microsecond, and the account shows the stored moments."""
     key, raw = make_key()
     key.expires_at = timezone.now().replace(microsecond=123457) + timedelta(days=3)
