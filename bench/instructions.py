@@ -9,9 +9,10 @@ requests, is what one request costs, with the process's start, Django's setup an
 warm-up cancelled out. PostgreSQL and Redis are real, and only this process is counted:
 neither the servers' own work nor the kernel's.
 
-An instruction count stays put from run to run for the same code, inputs and machine,
-whatever else the machine is doing (seen here: two runs within 0.2% of each other, every
-scenario), while req/s and CPU time move with the machine by far more. So
+An instruction count moves little from run to run for the same code, inputs and machine,
+whatever else the machine is doing (seen here: 0.2% to 1.5% between runs of the same
+scenario, from a new database and memory layout each time), while req/s and CPU time move
+with the machine by far more. So
 this is the figure to compare two versions of our code by, and `lookup`/`floor` and
 `account`/`floor-get` by it are the bench's targets without the noise (what they leave
 out, the servers' CPU and the kernel's, `make bench` prints).
