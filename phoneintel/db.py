@@ -147,7 +147,7 @@ def drop_if_closed_while_idle() -> None:
     """
     connection = connections[DEFAULT_DB_ALIAS]
     raw = connection.connection
-    if raw is None or connection.vendor != "postgresql" or connection.in_atomic_block:
+    if raw is None or not on_postgresql() or connection.in_atomic_block:
         return
     from psycopg import Error as PsycopgError  # installed when the vendor is PostgreSQL
 
