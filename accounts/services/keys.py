@@ -1,6 +1,5 @@
 """Writes on API keys: issue, roll, revoke, authenticate, and the expiry notices."""
 
-import hmac
 from datetime import UTC, datetime, timedelta
 from functools import cache, lru_cache
 
@@ -162,11 +161,10 @@ def key_from_row(row, params: dict, *, now: datetime, admitted: bool = False) ->
     """`key_read_sql`'s row as the key, or KeyRejected with the 401 code: no row (no such
     key), or a key that may not be used at `now`, unless the statement that read the row
     `admitted` it already."""
-    key_hash = params["key_hash"]
-    if row is None or not hmac.compare_digest(row[0], key_hash):
+    if row is None:  # the statement matched the key's hash exactly: no row, no such key
         raise KeyRejected(ErrorCode.INVALID_API_KEY)
     (
-        _hash, pk, developer_id, name, prefix, created_at, expires_at, last_used_at,
+        pk, developer_id, name, prefix, created_at, expires_at, last_used_at,
         monthly_quota, rate_limit, revoked, is_active, access, email,
         units_used, by_product, paused, all_paused,
     ) = row  # fmt: skip
@@ -199,7 +197,7 @@ def key_from_row(row, params: dict, *, now: datetime, admitted: bool = False) ->
         ),
         # The flags are NULL in a read not for lookups: nothing is known of them, not "none".
         pauses=None if all_paused is None else pauses_from(paused, all_paused),
-        key_hash=key_hash,
+        key_hash=params["key_hash"],
     )
 
 
@@ -210,7 +208,7 @@ _REFUSALS = {
 }
 
 # The columns of `key_read_sql`, in order: `key_from_row` reads them by position.
-KEY_COLUMNS = 18
+KEY_COLUMNS = 17
 
 
 # Plain SQL on the hottest path: the ORM's query building cost more than the query.
@@ -229,7 +227,7 @@ def key_read_sql(*, for_lookups: bool = True) -> str:
     else:
         owner_email, pauses, owner_join = "NULL", "NULL AS paused, NULL AS all_paused", ""
     return f"""
-        SELECT k.key_hash, k.id, k.developer_id, k.name, k.prefix,
+        SELECT k.id, k.developer_id, k.name, k.prefix,
                {_instant_sql("k.created_at")} AS created_at,
                {_instant_sql("k.expires_at")} AS expires_at,
                {_instant_sql("k.last_used_at")} AS last_used_at,
