@@ -11,7 +11,8 @@ authentication and throttle, and answer as they would (`key_accepted` and
 `accounts.throttling.enforce_rate` answer for all three):
 - a plain lookup on PostgreSQL reads the key in the statement that charges
   (`lookups.services.lookup_one_checking_key`);
-- `GET /v1/data/account` reads it without what only lookups need (`key_checked`).
+- `GET /v1/data/account` reads it without what only lookups need, while Redis counts
+  the request (`key_checked`).
 Both skip DRF's request object too (`ChecksOwnKey`): those functions take Django's request.
 
 A rejected key counts against the client address (`accounts.throttling`); an
@@ -34,7 +35,7 @@ from accounts.services import (
     api_key_hash,
     api_key_touch,
 )
-from accounts.throttling import admit_within_rate, auth_failure_recorded
+from accounts.throttling import SentAdmission, auth_failure_recorded, enforce_rate
 from phoneintel.envelope import json_body
 from phoneintel.errors import ApiError, ErrorCode
 
@@ -142,12 +143,20 @@ def well_formed_key_hash(request) -> str | None:
 
 def key_checked(request, key_hash: str, now: datetime) -> AuthenticatedKey:
     """DRF's authentication and throttle for a key already hashed (`ChecksOwnKey`), for a
-    view that needs nothing of the key that only lookups need: one read of the key, then
-    one EVAL that counts the request in its rate's window only (`admit_within_rate`)."""
-    api_key = key_accepted(
-        request, lambda: api_key_by_hash(key_hash=key_hash, now=now, for_lookups=False), now
-    )
-    admit_within_rate(request, key_hash, api_key.rate_limit)
+    view that needs nothing of the key that only lookups need: one EVAL and one read of
+    the key, at once. The EVAL is sent first and its reply read after the read's, so the
+    request waits for one round trip, not two (`accounts.throttling.SentAdmission`); as
+    the key's rate is not known yet, it counts the request in all of the key's windows,
+    as a plain lookup does."""
+    with SentAdmission(request, key_hash) as sent:
+        try:
+            api_key = api_key_by_hash(key_hash=key_hash, now=now, for_lookups=False)
+        except KeyRejected as rejected:
+            sent.received()  # an address over its failure limit is refused whatever key it sent
+            raise key_refused(request, rejected) from None
+        admission = sent.received()
+    key_in_use(request, api_key, now)
+    enforce_rate(request, admission, api_key.rate_limit)
     return api_key
 
 
@@ -162,18 +171,27 @@ def _credentials(request) -> tuple[str, str] | None:
 
 def key_accepted(request, check: Callable[[], AuthenticatedKey], now: datetime):
     """The key `check()` returns, now the (Django) request's; its rejection as the 401 a
-    client gets, or 429 once the address is over its failure limit.
-
-    An accepted key's `last_used_at` is touched after the response, at most once a minute.
-    """
+    client gets, or 429 once the address is over its failure limit."""
     try:
         api_key = check()
     except KeyRejected as rejected:
-        refusal = auth_failure_recorded(request)
-        if refusal is not None:
-            raise refusal from None
-        raise ApiError.unauthorized(rejected.code, rejected.message) from None
+        raise key_refused(request, rejected) from None
+    key_in_use(request, api_key, now)
+    return api_key
+
+
+def key_refused(request, rejected: KeyRejected) -> ApiError:
+    """A rejected key, counted against the (Django) request's address: the 401 the client
+    gets, or 429 once the address is over its failure limit."""
+    refusal = auth_failure_recorded(request)
+    if refusal is not None:
+        return refusal
+    return ApiError.unauthorized(rejected.code, rejected.message)
+
+
+def key_in_use(request, api_key: AuthenticatedKey, now: datetime) -> None:
+    """An accepted key's use: its `last_used_at` is touched after the response, at most
+    once a minute, and the request's log line names it."""
     if api_key.last_used_at is None or (now - api_key.last_used_at).total_seconds() >= 60:
         request.after_response.append(lambda: api_key_touch(api_key_id=api_key.pk, now=now))
     request.log_context["keyId"] = api_key.pk
-    return api_key

@@ -11,13 +11,14 @@ A request with a well-formed key runs `ADMIT` once (EVALSHA): it reads the addre
 failures and, unless they are over the limit, counts the request in the key's window,
 keyed by the key's hash rather than its row id. A key's rate is per second, minute or
 hour (`N/s`, `N/m`, `N/h`). A request that has read its key counts only in the window of
-the key's rate. A plain lookup counts its request before the one statement that reads
-the key (`lookups.services`), so in all three windows, and the key's rate, read
+the key's rate (DRF's throttle). A plain lookup counts its request before the one
+statement that reads the key (`lookups.services`), and `GET /v1/data/account` while it
+reads the key (`SentAdmission`), so in all three windows, and the key's rate, read
 afterwards, picks the count that applies (`enforce_rate`). So every request counts in
 its key's window. (After staff change a key's rate to another unit, the new window has
 missed the requests that counted only in the old one, until it next starts: at most an
 hour of them, for a change to `N/h`.) A request whose key was rejected runs
-`RECORD_FAILURE` instead (a plain lookup, after `ADMIT`).
+`RECORD_FAILURE` too, after `ADMIT`.
 
 Both scripts touch only keys with the hash tag `{rate}`, so they run unchanged
 on Redis Cluster. The counts become the `RateLimit` / `RateLimit-Policy` headers:
@@ -126,9 +127,55 @@ class _RedisCounters:
         from django_redis import get_redis_connection
 
         client = get_redis_connection("default")
+        self.pool = client.connection_pool
         # register_script calls by SHA (EVALSHA) and loads the script once if Redis lacks it.
         self.admit = client.register_script(ADMIT)
         self.record_failure = client.register_script(RECORD_FAILURE)
+
+    def send_admit(self, *, keys, args) -> "_SentToRedis":
+        """`admit`'s EVALSHA, written to a connection of the pool; its reply is read later."""
+        sent = _SentToRedis(self, self.pool.get_connection(), keys, args)
+        try:
+            sent.connection.send_command("EVALSHA", self.admit.sha, len(keys), *keys, *args)
+        except BaseException:
+            sent.abandon()
+            raise
+        return sent
+
+
+class _SentToRedis:
+    """An ADMIT written to `connection`, whose reply `reply()` reads. The connection goes back
+    to the pool once the reply is read, or closed (`abandon`) if it never is: an unread
+    reply left in it would be taken for the next command's."""
+
+    def __init__(self, counters: _RedisCounters, connection, keys, args):
+        self.counters = counters
+        self.connection = connection
+        self.keys = keys
+        self.args = args
+
+    def reply(self):
+        from redis.exceptions import NoScriptError
+
+        connection, self.connection = self.connection, None
+        try:
+            reply = connection.read_response()
+        except NoScriptError:
+            # Redis lost its scripts (it restarted): nothing ran. `admit` loads it and runs it.
+            self.counters.pool.release(connection)
+            return self.counters.admit(keys=self.keys, args=self.args)
+        except BaseException:
+            self.connection = connection
+            self.abandon()
+            raise
+        self.counters.pool.release(connection)
+        return reply
+
+    def abandon(self) -> None:
+        if self.connection is not None:
+            self.connection.disconnect()
+            self.counters.pool.release(self.connection)
+            self.connection = None
 
 
 class _LocalCounters:
@@ -149,10 +196,26 @@ class _LocalCounters:
                 self.counts[key] = self.counts.get(key, 0) + 1
             return [self.counts[key] for key in requests_keys]
 
+    def send_admit(self, *, keys, args) -> "_Counted":
+        return _Counted(self.admit(keys=keys, args=args))
+
     def record_failure(self, *, keys, args):
         with self.lock:
             self.counts[keys[0]] = self.counts.get(keys[0], 0) + 1
             return self.counts[keys[0]]
+
+
+class _Counted:
+    """`_SentToRedis` for counters that answer at once."""
+
+    def __init__(self, reply):
+        self._reply = reply
+
+    def reply(self):
+        return self._reply
+
+    def abandon(self) -> None:
+        pass
 
 
 _counters = None
@@ -220,19 +283,39 @@ def admit(request, key_hash: str, rate: str | None = None) -> Admission:
     """The one Redis command of a request with a key: counts it in the window of the key's
     `rate`, or in all of `KEY_WINDOWS` before the rate is read, or raises 429 when the
     client address is over its failure limit (then nothing is counted)."""
-    now = time.time()
-    _prefix, failure_limit, failure_seconds = _rate_settings()
-    keys = [_failures_key(client_address(request), int(now) // failure_seconds)]
-    args = [failure_limit]
-    windows = KEY_WINDOWS if rate is None else (parse_rate(rate)[1],)
-    for seconds in windows:
-        index, ends_at = _window(seconds, now)
-        keys.append(_requests_key(key_hash, seconds, index))
-        args.append(ends_at)
-    counts = counters().admit(keys=keys, args=args)
-    if counts == -1:
-        raise too_many_failures(_seconds_left(failure_seconds, now))
-    return Admission(seconds=windows, counts=tuple(counts), now=now)
+    with SentAdmission(request, key_hash, rate) as sent:
+        return sent.received()
+
+
+class SentAdmission:
+    """`admit` with the waiting left for later: the command goes to Redis when this is made,
+    and `received()` reads its reply, so the request does its other round trip while Redis
+    runs the script (`accounts.authentication.key_checked`). Leaving the `with` block
+    without reading the reply closes its connection."""
+
+    def __init__(self, request, key_hash: str, rate: str | None = None):
+        self.now = now = time.time()
+        _prefix, failure_limit, self.failure_seconds = _rate_settings()
+        keys = [_failures_key(client_address(request), int(now) // self.failure_seconds)]
+        args = [failure_limit]
+        self.windows = KEY_WINDOWS if rate is None else (parse_rate(rate)[1],)
+        for seconds in self.windows:
+            index, ends_at = _window(seconds, now)
+            keys.append(_requests_key(key_hash, seconds, index))
+            args.append(ends_at)
+        self.sent = counters().send_admit(keys=keys, args=args)
+
+    def received(self) -> Admission:
+        counts = self.sent.reply()
+        if counts == -1:
+            raise too_many_failures(_seconds_left(self.failure_seconds, self.now))
+        return Admission(seconds=self.windows, counts=tuple(counts), now=self.now)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.sent.abandon()
 
 
 def enforce_rate(request, admission: Admission, rate: str) -> None:

@@ -7,13 +7,16 @@ every byte unchanged and counts the client's round trips as the server sees them
 - Redis: commands (RESP arrays), so a pipeline of three counts three.
 
 The tests hold the request path's budget with it (`lookups/tests/test_round_trips.py`)
-and `make bench` prints it next to each scenario.
+and `make bench` prints it next to each scenario. With a `reply_delay` it holds each of
+the server's replies back that long, as a distant server would: a request that waits for
+two round trips one after the other then takes twice as long as one that overlaps them.
 """
 
 import contextlib
 import socket
 import struct
 import threading
+import time
 
 _SSL_REQUEST = 80877103
 _GSSENC_REQUEST = 80877104
@@ -99,8 +102,9 @@ _PROTOCOLS = {"postgresql": _PostgresMessages, "redis": _RedisCommands}
 class WireCounter:
     """A proxy to `127.0.0.1:target_port` that counts the client's round trips."""
 
-    def __init__(self, target_port: int, protocol: str):
+    def __init__(self, target_port: int, protocol: str, *, reply_delay: float = 0.0):
         self.target_port = target_port
+        self.reply_delay = reply_delay
         self.protocol = _PROTOCOLS[protocol]
         self.count = 0
         self.lock = threading.Lock()
@@ -133,7 +137,7 @@ class WireCounter:
             threading.Thread(
                 target=self._upstream, args=(client, server, parser), daemon=True
             ).start()
-            threading.Thread(target=self._pipe, args=(server, client), daemon=True).start()
+            threading.Thread(target=self._replies, args=(server, client), daemon=True).start()
 
     def _upstream(self, client, server, parser) -> None:
         while True:
@@ -152,8 +156,7 @@ class WireCounter:
             except OSError:
                 return
 
-    @staticmethod
-    def _pipe(source, target) -> None:
+    def _replies(self, source, target) -> None:
         while True:
             try:
                 data = source.recv(65536)
@@ -162,6 +165,8 @@ class WireCounter:
             if not data:
                 _shut(target)
                 return
+            if self.reply_delay:
+                time.sleep(self.reply_delay)
             try:
                 target.sendall(data)
             except OSError:

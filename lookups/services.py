@@ -29,7 +29,8 @@ Folding the key's read into the charge took `make bench`'s lookup from 76% of it
 floor (two round trips) to 83%, and its in-process CPU from 0.96 ms to 0.80 ms.
 
 `GET /v1/data/account` is one read of the key, which leaves out the owner's email and the
-pause flags, then one Redis script (`accounts.authentication.key_checked`).
+pause flags, and one Redis script sent just before it and answered just after it: the two
+round trips overlap (`accounts.authentication.key_checked`).
 
 Every other lookup (an `Idempotency-Key`, a bulk call, SQLite) reads the key in
 DRF's authentication first (`accounts.services.keys.api_key_authenticate`, the same

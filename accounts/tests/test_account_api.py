@@ -1,7 +1,9 @@
 from datetime import UTC, datetime, timedelta
 
 import pytest
+import time_machine
 from django.utils import timezone
+from django_redis import get_redis_connection
 
 from accounts.models import ApiKey, DailyUsage, MonthlyUsage, month_start
 from catalog.services import lookups_set_paused, product_set_paused
@@ -117,6 +119,36 @@ def test_over_the_rate_limit_is_429_with_retry_after(client, make_key, bearer):
     assert 1 <= int(response["Retry-After"]) <= 60
     assert response["RateLimit"].startswith('"default";r=0;t=')
     assert response["RateLimit-Policy"] == '"default";q=3;w=60'
+
+
+@pytest.mark.parametrize(("rate", "window"), [("3/s", 1), ("3/m", 60), ("3/h", 3600)])
+def test_each_rate_unit_counts_in_its_own_window(client, make_key, bearer, rate, window):
+    """The account counts its request while it reads the key, before it knows the key's
+    rate: the count it answers is the one of the key's own window."""
+    _, raw = make_key(rate_limit=rate)
+    with time_machine.travel(timezone.now(), tick=False):  # one window for all four
+        answers = [client.get("/v1/data/account", **bearer(raw)) for _ in range(4)]
+    assert [answer.status_code for answer in answers] == [200, 200, 200, 429]
+    for remaining, answer in zip((2, 1, 0, 0), answers, strict=True):
+        assert answer["RateLimit-Policy"] == f'"default";q=3;w={window}'
+        assert answer["RateLimit"].startswith(f'"default";r={remaining};t=')
+
+
+def test_the_account_counts_exactly_after_redis_lost_its_scripts(client, make_key, bearer):
+    """A restarted Redis has no scripts: the request that finds so loads them and is
+    counted once."""
+    _, raw = make_key(rate_limit="5/h")
+    with time_machine.travel(timezone.now(), tick=False):
+        assert client.get("/v1/data/account", **bearer(raw))["RateLimit"].startswith(
+            '"default";r=4;'
+        )
+        get_redis_connection("default").script_flush()
+        answer = client.get("/v1/data/account", **bearer(raw))
+        assert answer.status_code == 200
+        assert answer["RateLimit"].startswith('"default";r=3;')
+        assert client.get("/v1/data/account", **bearer(raw))["RateLimit"].startswith(
+            '"default";r=2;'
+        )
 
 
 def test_rate_limits_are_per_key(client, make_key, bearer):
