@@ -135,6 +135,10 @@ SCENARIOS = [
     Scenario("floor-get-key", "GET", "/v1/bench/floor-get-key"),
     Scenario("account-all-mw", "GET", "/v1/data/account", headers=AUTH, server="all-mw"),
 ]
+# `BENCH_SCENARIOS=floor-get,account` runs only those (and `bare`, the baseline).
+if os.environ.get("BENCH_SCENARIOS"):
+    _chosen = {"bare", *os.environ["BENCH_SCENARIOS"].split(",")}
+    SCENARIOS = [scenario for scenario in SCENARIOS if scenario.name in _chosen]
 
 
 @dataclass(frozen=True)
@@ -166,6 +170,8 @@ def main() -> int:
         api_key = fresh_app(env, email="bench@example.test", name="Bench", demo_data=False)
         round_trips = count_round_trips(env, api_key)
         for name, settings_module in SERVERS.items():
+            if not any(scenario.server == name for scenario in SCENARIOS):
+                continue
             servers[name] = start_gunicorn(
                 env | {"DJANGO_SETTINGS_MODULE": settings_module},
                 workers=WORKERS,
@@ -519,6 +525,8 @@ def report(rounds: list[list[Result]], round_trips: dict[str, tuple[float, float
     print(f"\nMedians of {len(rounds)} round(s) of {SECONDS} s per scenario.")
     checks = {}
     for name, (floor, target) in TARGETS.items():
+        if not {name, floor} <= by_name.keys():
+            continue
         per_round = _per_round(by_name, name, floor)
         # The same comparison by CPU per request (workers, PostgreSQL and Redis together): the
         # floor's cost over the target's, so it reads like the throughput ratio. On a shared
