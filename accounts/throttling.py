@@ -39,6 +39,7 @@ from typing import NamedTuple
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
+from redis.exceptions import NoScriptError
 from rest_framework.throttling import BaseThrottle
 
 from phoneintel.errors import ApiError, ErrorCode
@@ -145,8 +146,9 @@ class _RedisCounters:
 
 class _SentToRedis:
     """An ADMIT written to `connection`, whose reply `reply()` reads. The connection goes back
-    to the pool once the reply is read, or closed (`abandon`) if it never is: an unread
-    reply left in it would be taken for the next command's."""
+    to the pool once the reply is read; otherwise `abandon()` closes it (`SentAdmission`'s
+    `with` block ends with it): an unread reply left in it would be taken for the next
+    command's."""
 
     def __init__(self, counters: _RedisCounters, connection, keys, args):
         self.counters = counters
@@ -155,27 +157,23 @@ class _SentToRedis:
         self.args = args
 
     def reply(self):
-        from redis.exceptions import NoScriptError
-
-        connection, self.connection = self.connection, None
         try:
-            reply = connection.read_response()
+            reply = self.connection.read_response()
         except NoScriptError:
             # Redis lost its scripts (it restarted): nothing ran. `admit` loads it and runs it.
-            self.counters.pool.release(connection)
+            self._release()
             return self.counters.admit(keys=self.keys, args=self.args)
-        except BaseException:
-            self.connection = connection
-            self.abandon()
-            raise
-        self.counters.pool.release(connection)
+        self._release()
         return reply
 
     def abandon(self) -> None:
         if self.connection is not None:
             self.connection.disconnect()
-            self.counters.pool.release(self.connection)
-            self.connection = None
+            self._release()
+
+    def _release(self) -> None:
+        self.counters.pool.release(self.connection)
+        self.connection = None
 
 
 class _LocalCounters:
