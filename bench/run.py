@@ -51,8 +51,13 @@ WRK_THREADS = 1
 WRK_CONNECTIONS = 16
 WARMUP_SECONDS = 2
 SECONDS = int(os.environ.get("BENCH_SECONDS", "5"))
-# Every round runs every scenario once; the report takes the median over rounds, so one
-# noisy stretch on a shared machine does not decide a figure.
+# Each round gives every scenario SECONDS in slices of SLICE_SECONDS, the scenarios taking
+# turns slice by slice: this machine's speed drifts by 15% and more within seconds, and a
+# target and its floor each measured for 5 s on end saw different machines (account /
+# floor-get ranged 79%-118% over the rounds of one run). A second apart they see the same.
+SLICE_SECONDS = int(os.environ.get("BENCH_SLICE_SECONDS", "1"))
+SLICES = max(1, SECONDS // SLICE_SECONDS)
+# The report takes the median over rounds, so one noisy stretch does not decide a figure.
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "6"))
 # Throughput of a scenario against its floor (bench/urls.py): (floor, least ratio).
 TARGETS = {"lookup": ("floor", 0.80), "account": ("floor-get", 1.00)}
@@ -180,18 +185,7 @@ def main() -> int:
             )
         for scenario in SCENARIOS:
             verify(servers[scenario.server].url, scenario, api_key)
-        with tempfile.TemporaryDirectory(prefix="bench-") as scripts:
-            rounds = []
-            for number in range(1, ROUNDS + 1):
-                print(f"Round {number} of {ROUNDS}", flush=True)
-                rounds.append(
-                    [
-                        measure(
-                            wrk, servers[scenario.server], scenario, api_key, Path(scripts), env
-                        )
-                        for scenario in SCENARIOS
-                    ]
-                )
+        rounds = run_rounds(wrk, servers, api_key, env)
     except (BenchError, AppError) as error:
         print(f"bench: {error}", file=sys.stderr)
         return 1
@@ -299,6 +293,37 @@ def _with_port(url: str, port: int) -> str:
 # --- Measuring -------------------------------------------------------------
 
 
+def run_rounds(
+    wrk: str, servers: dict[str, Server], api_key: str, env: dict[str, str]
+) -> list[list[Result]]:
+    """Each round's result per scenario, in SCENARIOS' order: SLICES slices of SLICE_SECONDS
+    each, the scenarios taking turns (every other turn backwards, so that no scenario always
+    runs right after the same one), after one warm-up of each scenario for the whole run."""
+    with tempfile.TemporaryDirectory(prefix="bench-") as scripts:
+
+        def run(scenario: Scenario, seconds: int) -> Result:
+            server = servers[scenario.server]
+            return measure(wrk, server, scenario, api_key, Path(scripts), env, seconds)
+
+        # Once: each thread then keeps its PostgreSQL connection and prepared statements.
+        print(f"Warm-up: {WARMUP_SECONDS} s per scenario", flush=True)
+        for scenario in SCENARIOS:
+            run(scenario, WARMUP_SECONDS)
+        rounds = []
+        for number in range(1, ROUNDS + 1):
+            print(
+                f"Round {number} of {ROUNDS}: {SLICES} x {SLICE_SECONDS} s per scenario, in turns",
+                flush=True,
+            )
+            turns = []
+            for turn in range(SLICES):
+                order = SCENARIOS if turn % 2 == 0 else SCENARIOS[::-1]
+                slices = {scenario.name: run(scenario, SLICE_SECONDS) for scenario in order}
+                turns.append([slices[scenario.name] for scenario in SCENARIOS])
+            rounds.append([combined(slices) for slices in zip(*turns, strict=True)])
+    return rounds
+
+
 def verify(base_url: str, scenario: Scenario, api_key: str) -> None:
     """One request that must answer 200, so nothing measures an error page."""
     request = urllib.request.Request(
@@ -382,37 +407,52 @@ def measure(
     api_key: str,
     scripts: Path,
     env: dict[str, str],
+    seconds: int,
 ) -> Result:
+    """One wrk run of `seconds`, with the CPU its requests cost the server and the stores."""
     process = server.process
     url = server.url + scenario.path
-    print(f"  {scenario.name}: warm-up {WARMUP_SECONDS} s, then {SECONDS} s ...", flush=True)
-    answers_before = stored_answers(env)
-    outputs = []
-    for seconds in (WARMUP_SECONDS, SECONDS):
-        script = scripts / f"{scenario.name}-{uuid.uuid4().hex}.lua"
-        script.write_text(wrk_script(scenario, api_key, run_id=script.stem))
-        cpu_before = cpu_seconds(process.pid)
-        outputs.append(run_wrk(wrk, url, script, seconds))
-        cpu_used = {
-            name: cpu_seconds(process.pid)[name] - used for name, used in cpu_before.items()
-        }
+    answers_before = stored_answers(env) if scenario.unique_idempotency_key else 0
+    script = scripts / f"{scenario.name}-{uuid.uuid4().hex}.lua"
+    script.write_text(wrk_script(scenario, api_key, run_id=script.stem))
+    cpu_before = cpu_seconds(process.pid)
+    output = run_wrk(wrk, url, script, seconds)
+    cpu_used = {name: cpu_seconds(process.pid)[name] - used for name, used in cpu_before.items()}
     try:
-        warmup, result = (parse_wrk(scenario, output) for output in outputs)
+        result = parse_wrk(scenario, output)
     except (AttributeError, ValueError):
-        raise BenchError(f"could not parse wrk's output:\n{outputs}") from None
-    # cpu_used is the timed run's (the loop's last).
+        raise BenchError(f"could not parse wrk's output:\n{output}") from None
     per_request = {name: used * 1000 / max(1, result.requests) for name, used in cpu_used.items()}
-    result = replace(result, cpu_ms={name: round(ms, 3) for name, ms in per_request.items()})
     if scenario.unique_idempotency_key:
         # Every request must have run for real: a replay is cheap and would flatter it.
-        sent = warmup.requests + result.requests
         stored = stored_answers(env) - answers_before
-        if stored < sent:
+        if stored < result.requests:
             raise BenchError(
-                f"{scenario.name}: {sent} requests but only {stored} new stored answers,"
-                " so some were replays of an earlier Idempotency-Key."
+                f"{scenario.name}: {result.requests} requests but only {stored} new stored"
+                " answers, so some were replays of an earlier Idempotency-Key."
             )
-    return result
+    return replace(result, cpu_ms=per_request)
+
+
+def combined(slices: tuple[Result, ...]) -> Result:
+    """A round's slices of one scenario as one result: their requests and errors added, req/s
+    over their time together, CPU per request over all their requests, and the median of
+    their p50s and of their p99s (wrk reports percentiles, not the latencies behind them)."""
+    requests = sum(run.requests for run in slices)
+    cpu_ms = {
+        name: round(sum(run.cpu_ms[name] * run.requests for run in slices) / max(1, requests), 3)
+        for name in CPU_PARTS
+    }
+    return replace(
+        slices[0],
+        requests_per_second=sum(run.requests_per_second for run in slices) / len(slices),
+        p50_ms=median(run.p50_ms for run in slices),
+        p99_ms=median(run.p99_ms for run in slices),
+        requests=requests,
+        non_2xx=sum(run.non_2xx for run in slices),
+        socket_errors=sum(run.socket_errors for run in slices),
+        cpu_ms=cpu_ms,
+    )
 
 
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -522,7 +562,10 @@ def report(rounds: list[list[Result]], round_trips: dict[str, tuple[float, float
         rows.append(row)
 
     by_name = {row["scenario"]: row for row in rows}
-    print(f"\nMedians of {len(rounds)} round(s) of {SECONDS} s per scenario.")
+    print(
+        f"\nMedians of {len(rounds)} round(s) of {SECONDS} s per scenario, in slices of"
+        f" {SLICE_SECONDS} s taken in turns."
+    )
     checks = {}
     for name, (floor, target) in TARGETS.items():
         if not {name, floor} <= by_name.keys():
@@ -585,6 +628,7 @@ def report(rounds: list[list[Result]], round_trips: dict[str, tuple[float, float
                 "config": {
                     "rounds": len(rounds),
                     "seconds": SECONDS,
+                    "sliceSeconds": SLICE_SECONDS,
                     "warmupSeconds": WARMUP_SECONDS,
                     "wrkThreads": WRK_THREADS,
                     "wrkConnections": WRK_CONNECTIONS,
