@@ -228,9 +228,9 @@ def key_read_sql(*, for_lookups: bool = True) -> str:
         owner_email, pauses, owner_join = "NULL", "NULL AS paused, NULL AS all_paused", ""
     return f"""
         SELECT k.id, k.developer_id, k.name, k.prefix,
-               {_instant_sql("k.created_at")} AS created_at,
-               {_instant_sql("k.expires_at")} AS expires_at,
-               {_instant_sql("k.last_used_at")} AS last_used_at,
+               {instant_sql("k.created_at")} AS created_at,
+               {instant_sql("k.expires_at")} AS expires_at,
+               {instant_sql("k.last_used_at")} AS last_used_at,
                k.monthly_quota, k.rate_limit, k.revoked_at IS NOT NULL AS revoked, k.is_active,
                d.access, {owner_email} AS email, COALESCE(m.units_used, 0) AS units_used,
                m.units_by_product, {pauses}
@@ -251,7 +251,7 @@ def _units_by_product(value) -> dict[str, int]:
     return value or {}
 
 
-def _instant_sql(column: str) -> str:
+def instant_sql(column: str) -> str:
     """A timestamp column as the key read selects it. On PostgreSQL, whole microseconds since
     the epoch as bigint, exact: psycopg loads an integer in C, while Django's timestamptz
     loader is Python and cost 10 µs a value, and a float8's digits go through CPython's
@@ -266,13 +266,13 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def epoch_microseconds(moment: datetime) -> int:
-    """`moment` as `_instant_sql` selects a time on PostgreSQL, to compare it with one."""
+    """`moment` as `instant_sql` selects a time on PostgreSQL, to compare it with one."""
     return (moment - _EPOCH) // timedelta(microseconds=1)
 
 
 @lru_cache(maxsize=4096)
 def _instant(value) -> datetime | None:
-    """A column of `_instant_sql` as an aware UTC datetime (SQLite hands back a naive one).
+    """A column of `instant_sql` as an aware UTC datetime (SQLite hands back a naive one).
 
     A key's times are the same on each of its requests (`last_used_at` for a minute), so
     each value is turned into a datetime once, and each request gets the same object: its
