@@ -41,9 +41,15 @@ wsgi_app = "phoneintel.wsgi:application"
 # PostgreSQL and Redis (most of a lookup's time) without a process each. Each thread
 # holds its own PostgreSQL connection: workers x threads connections in all. Threads per
 # worker stay fixed, so the threads (and connections) grow with the CPU count, not its square.
+# Two are enough to keep a worker's core busy while one thread waits: a third and fourth only
+# take the GIL from each other. Measured in `make bench` (2 CPUs, PostgreSQL and Redis on
+# the same machine, 2 workers), 2 threads against 4: the account +15% req/s, bulk-50 +13%
+# to +17% (p50 44 -> 37 ms, p99 87 -> 56 to 66 ms), a single lookup level; 3 threads were
+# between the two, 1 thread left each core waiting (account -9%). A database further
+# away than the same machine makes the waits longer: raise GUNICORN_THREADS there.
 worker_class = "gthread"
 workers = _int("GUNICORN_WORKERS", max(2, _cpus()))
-threads = _int("GUNICORN_THREADS", 4)
+threads = _int("GUNICORN_THREADS", 2)
 
 # Longer than the idle timeouts in front of us (AWS ALB and nginx's upstream keepalive
 # both default to 60 s), so the load balancer or pooled client always closes an idle

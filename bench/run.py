@@ -44,7 +44,7 @@ WORKERS = 2
 # wakes first accepts a burst of them, often all: a worker is one core of Python, and with
 # all 8 connections on one, a round measured half the server (lookup: 580 req/s with 8/0
 # against 950 with 4/4, seen with `ss -tnp`), which made the rates bimodal from round to
-# round. With 16 connections both workers keep all 4 threads busy in any likely split.
+# round. With 16 connections both workers keep both threads busy in any likely split.
 # (gunicorn.conf.py keeps the shared socket: a worker's own socket resets the connections
 # still waiting in it when the worker is recycled.)
 SERVER_ARGS = ("--reuse-port",)
