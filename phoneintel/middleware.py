@@ -40,10 +40,16 @@ class RequestContextMiddleware:
         # A view may set its own id (an idempotent replay keeps the original one).
         if "X-Request-Id" not in response:
             response["X-Request-Id"] = request.request_id
-        if is_api_path(request.path) and "Cache-Control" not in response:
-            # Answers are per key and per moment (usage, results): no cache may keep one.
-            # Only the public OpenAPI document says otherwise.
-            response["Cache-Control"] = "no-store"
+        if is_api_path(request.path):
+            if "Cache-Control" not in response:
+                # Answers are per key and per moment (usage, results): no cache may keep
+                # one. Only the public OpenAPI document says otherwise.
+                response["Cache-Control"] = "no-store"
+            if not response.streaming and "Content-Length" not in response:
+                # CommonMiddleware's, which only the site's chain runs (SiteMiddleware).
+                # Without it gunicorn sends an answer chunked: a third write for the
+                # chunks' end, and a client cannot tell the length from the headers.
+                response["Content-Length"] = str(len(response.content))
         # Django runs these from response.close(), which the WSGI server calls once the
         # response is sent; the test client calls it too, so tests see the same order.
         response._resource_closers.extend(request.after_response)

@@ -108,7 +108,7 @@ def test_json_nested_too_deep_is_400_invalid_json(client, key, body, path, idemp
         ("post", "/v1/data/products", 405),
     ],
 )
-def test_every_api_answer_says_no_store(client, key, method, path, status):
+def test_every_api_answer_says_no_store_and_its_length(client, key, method, path, status):
     _, headers = key
     if method == "post":
         body = '{"phone": "+14155550123"}'
@@ -118,6 +118,7 @@ def test_every_api_answer_says_no_store(client, key, method, path, status):
     assert response.status_code == status
     assert response["Cache-Control"] == "no-store"
     assert response["X-Content-Type-Options"] == "nosniff"
+    assert response["Content-Length"] == str(len(response.content))
 
 
 def test_refusals_say_no_store_too(client, key):
@@ -129,6 +130,7 @@ def test_refusals_say_no_store_too(client, key):
     for response, status in ((unauthenticated, 401), (too_large, 413)):
         assert response.status_code == status
         assert response["Cache-Control"] == "no-store"
+        assert response["Content-Length"] == str(len(response.content))
 
 
 def test_the_public_openapi_document_stays_cacheable(client):

@@ -36,6 +36,29 @@ def test_a_pooled_client_that_pauses_keeps_its_connection(gunicorn_server, make_
     assert len(connections) == 1
 
 
+def test_api_answers_are_sent_with_their_length_not_chunked(gunicorn_server, make_key):
+    _, raw = make_key()
+    server = gunicorn_server()
+    auth = {"Authorization": f"Bearer {raw}"}
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        answers = [
+            (client.get("/v1/data/account", headers=auth), 200),
+            (client.get("/v1/data/account", headers={"Authorization": "Bearer nope"}), 401),
+            (client.get("/v1/no-such-endpoint", headers=auth), 404),
+        ]
+        head = client.head("/v1/data/account", headers=auth)
+        # After the first answer touched `lastUsedAt`, as before the HEAD.
+        get = client.get("/v1/data/account", headers=auth)
+    for response, status in answers:
+        assert response.status_code == status
+        assert "transfer-encoding" not in response.headers
+        assert response.headers["Content-Length"] == str(len(response.content))
+    # A HEAD says the length its GET would send, and sends no body.
+    assert head.status_code == 200
+    assert head.content == b""
+    assert head.headers["Content-Length"] == get.headers["Content-Length"] == str(len(get.content))
+
+
 def test_the_access_log_has_no_query_string_and_no_header(gunicorn_server, make_key):
     _, raw = make_key()
     server = gunicorn_server(GUNICORN_ACCESS_LOG="-")
