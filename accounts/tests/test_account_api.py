@@ -121,17 +121,33 @@ def test_over_the_rate_limit_is_429_with_retry_after(client, make_key, bearer):
     assert response["RateLimit-Policy"] == '"default";q=3;w=60'
 
 
-@pytest.mark.parametrize(("rate", "window"), [("3/s", 1), ("3/m", 60), ("3/h", 3600)])
-def test_each_rate_unit_counts_in_its_own_window(client, make_key, bearer, rate, window):
+# Four requests at these seconds after a whole hour: the first two share a minute, the last
+# two the next minute, all four the hour, and no two a second.
+SECONDS_INTO_THE_HOUR = (300, 301, 361, 362)
+
+
+@pytest.mark.parametrize(
+    ("rate", "window", "remaining"),
+    [
+        ("3/s", 1, [2, 2, 2, 2]),  # each second counts alone
+        ("3/m", 60, [2, 1, 2, 1]),  # the next minute starts again
+        ("3/h", 3600, [2, 1, 0, None]),  # the hour counts all four: the last is refused
+    ],
+)
+def test_each_rate_unit_counts_in_its_own_window(client, make_key, bearer, rate, window, remaining):
     """The account counts its request while it reads the key, before it knows the key's
-    rate: the count it answers is the one of the key's own window."""
+    rate, in all three windows: the count it answers with is its own window's."""
     _, raw = make_key(rate_limit=rate)
-    with time_machine.travel(timezone.now(), tick=False):  # one window for all four
-        answers = [client.get("/v1/data/account", **bearer(raw)) for _ in range(4)]
-    assert [answer.status_code for answer in answers] == [200, 200, 200, 429]
-    for remaining, answer in zip((2, 1, 0, 0), answers, strict=True):
+    # Ahead of now, so that Redis keeps the counters until their windows end.
+    hour = timezone.now().replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
+    answers = []
+    for seconds in SECONDS_INTO_THE_HOUR:
+        with time_machine.travel(hour + timedelta(seconds=seconds), tick=False):
+            answers.append(client.get("/v1/data/account", **bearer(raw)))
+    for left, answer in zip(remaining, answers, strict=True):
+        assert answer.status_code == (429 if left is None else 200)
         assert answer["RateLimit-Policy"] == f'"default";q=3;w={window}'
-        assert answer["RateLimit"].startswith(f'"default";r={remaining};t=')
+        assert answer["RateLimit"].startswith(f'"default";r={left or 0};t=')
 
 
 def test_the_account_counts_exactly_after_redis_lost_its_scripts(client, make_key, bearer):

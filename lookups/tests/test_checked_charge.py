@@ -5,11 +5,11 @@ order, and charges nothing; the key's rate counters are shared with every other 
 """
 
 import re
-import time
 import uuid
 from datetime import timedelta
 
 import pytest
+import time_machine
 from django.utils import timezone
 from psycopg._queries import MAX_CACHED_STATEMENT_LENGTH, MAX_CACHED_STATEMENT_PARAMS
 
@@ -118,20 +118,40 @@ def test_a_refusal_charges_nothing(lookup, make_key, case):
         assert response["RateLimit-Policy"] == '"default";q=600;w=60'
 
 
-@pytest.mark.parametrize(("rate", "window"), [("2/s", 1), ("2/m", 60), ("2/h", 3600)])
-def test_the_key_rate_is_counted_in_its_own_window(lookup, make_key, rate, window):
+# Four lookups at these seconds after a whole hour: the first three share a minute, the last
+# is in the next one, all four share the hour, and no two a second. At 2 a unit, each
+# unit's window refuses others than the other two would, in the statement and after it.
+SECONDS_INTO_THE_HOUR = (300, 301, 302, 361)
+
+
+@pytest.mark.parametrize(
+    ("rate", "window", "remaining"),
+    [
+        ("2/s", 1, [1, 1, 1, 1]),  # each second counts alone
+        ("2/m", 60, [1, 0, None, 1]),  # the third is over; the next minute starts again
+        ("2/h", 3600, [1, 0, None, None]),  # the hour counts all four
+    ],
+)
+def test_the_key_rate_is_counted_in_its_own_window(lookup, make_key, rate, window, remaining):
+    """The statement admits by the count of the key's own window, of the three the request
+    was counted in, and the headers say that count."""
     key, raw = make_key(rate_limit=rate)
-    while time.time() % 1 > 0.5:  # the three requests fall in one second
-        time.sleep(0.05)
-    answers = [lookup(raw) for _ in range(3)]
-    assert [a.status_code for a in answers] == [200, 200, 429]
-    assert answers[0]["RateLimit"].startswith('"default";r=1;t=')
-    refused = answers[2]
-    assert_error(refused, 429, "rate_limited")
-    assert refused["RateLimit-Policy"] == f'"default";q=2;w={window}'
-    assert refused["RateLimit"].startswith('"default";r=0;t=')
-    assert 1 <= int(refused["Retry-After"]) <= window
-    assert units(key) == (2, 2)
+    # Ahead of now, so that Redis keeps the counters until their windows end.
+    hour = timezone.now().replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
+    answers = []
+    for seconds in SECONDS_INTO_THE_HOUR:
+        with time_machine.travel(hour + timedelta(seconds=seconds), tick=False):
+            answers.append(lookup(raw))
+    for left, answer in zip(remaining, answers, strict=True):
+        if left is None:
+            assert_error(answer, 429, "rate_limited")
+            assert 1 <= int(answer["Retry-After"]) <= window
+        else:
+            assert answer.status_code == 200
+        assert answer["RateLimit-Policy"] == f'"default";q=2;w={window}'
+        assert answer["RateLimit"].startswith(f'"default";r={left or 0};t=')
+    charged = sum(left is not None for left in remaining)
+    assert units(key) == (charged, charged)
 
 
 def test_every_request_of_a_key_counts_against_one_rate(client, lookup, make_key, bearer):
