@@ -195,7 +195,7 @@ def main() -> int:
         for server in servers.values():
             stop(server)
 
-    report(rounds, round_trips)
+    report(rounds, round_trips, threads=gunicorn_threads(env))
     failed = sorted({r.name for results in rounds for r in results if r.non_2xx or r.socket_errors})
     if failed:
         print(f"bench: errors during the run in {', '.join(failed)}; see above.", file=sys.stderr)
@@ -218,6 +218,18 @@ def bench_env() -> dict[str, str]:
         # Nor new PostgreSQL connections: each would be a new server process, cold.
         CONN_MAX_AGE="3600",
     )
+
+
+def gunicorn_threads(env: dict[str, str]) -> int:
+    """The threads per worker that gunicorn.conf.py gives the bench's servers (its default,
+    or GUNICORN_THREADS), read from the file as gunicorn reads it, in a process of its own."""
+    read = "import runpy; print(runpy.run_path('gunicorn.conf.py')['threads'])"
+    # A directory given, so that reading the file creates none for the metrics.
+    env = env | {"PROMETHEUS_MULTIPROC_DIR": tempfile.gettempdir()}
+    output = subprocess.run(
+        [sys.executable, "-c", read], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    ).stdout
+    return int(output)
 
 
 def ensure_wrk() -> str:
@@ -521,9 +533,11 @@ def parse_wrk(scenario: Scenario, output: str) -> Result:
 # --- Report ----------------------------------------------------------------
 
 
-def report(rounds: list[list[Result]], round_trips: dict[str, tuple[float, float]]) -> None:
+def report(
+    rounds: list[list[Result]], round_trips: dict[str, tuple[float, float]], *, threads: int
+) -> None:
     """Per scenario, the median over rounds; ratios are taken within each round, then the
-    median, so one noisy stretch does not decide a figure."""
+    median, so one noisy stretch does not decide a figure. `threads`: per gunicorn worker."""
     rows = []
     print()
     print(
@@ -566,7 +580,7 @@ def report(rounds: list[list[Result]], round_trips: dict[str, tuple[float, float
     by_name = {row["scenario"]: row for row in rows}
     print(
         f"\nMedians of {len(rounds)} round(s) of {SECONDS} s per scenario, in slices of"
-        f" {SLICE_SECONDS} s taken in turns."
+        f" {SLICE_SECONDS} s taken in turns; gunicorn {WORKERS} workers x {threads} threads."
     )
     checks = {}
     for name, (floor, target) in TARGETS.items():
@@ -639,6 +653,7 @@ def report(rounds: list[list[Result]], round_trips: dict[str, tuple[float, float
                     "wrkThreads": WRK_THREADS,
                     "wrkConnections": WRK_CONNECTIONS,
                     "gunicornWorkers": WORKERS,
+                    "gunicornThreads": threads,
                     "cpus": os.cpu_count(),
                 },
                 "scenarios": rows,
