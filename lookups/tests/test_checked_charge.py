@@ -211,8 +211,16 @@ _PER_REQUEST = {"X-Request-Id", "RateLimit"}
 
 
 def _lasting_headers(response) -> dict[str, str]:
-    """The answer's headers but those that differ between any two answers."""
-    return {name: value for name, value in response.items() if name not in _PER_REQUEST}
+    """The answer's headers but those that differ between any two answers; its length is
+    checked here against its own body (the bodies' lengths differ: the usage, `lastUsedAt`);
+    a HEAD's is its GET's, with no body sent."""
+    if response.request["REQUEST_METHOD"] != "HEAD":
+        assert response["Content-Length"] == str(len(response.content))
+    return {
+        name: value
+        for name, value in response.items()
+        if name not in _PER_REQUEST and name != "Content-Length"
+    }
 
 
 ANSWERS = {
