@@ -133,7 +133,8 @@ if REDIS_URL:
             "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="phoneintel"),
             # Bounded waits, as for PostgreSQL: a hung Redis fails the request within a
             # second. redis-py's pool notices a connection the server closed before
-            # handing it out, so a restarted Redis costs no failed request.
+            # handing it out, and so does the rate check's own connection per thread
+            # (accounts/throttling.py): a restarted Redis costs no failed request.
             "OPTIONS": {
                 "SOCKET_CONNECT_TIMEOUT": env.float("REDIS_CONNECT_TIMEOUT", default=1.0),
                 "SOCKET_TIMEOUT": env.float("REDIS_SOCKET_TIMEOUT", default=1.0),
