@@ -162,7 +162,7 @@ class _RedisCounters:
         if connection is None:
             pool = self.pool
             connection = self.kept.connection = pool.connection_class(**pool.connection_kwargs)
-        else:
+        elif connection.is_connected:  # else the command connects it, once
             try:
                 stale = connection.can_read()  # an unread reply is never left in it
             except (RedisConnectionError, RedisTimeoutError, OSError):

@@ -1,4 +1,6 @@
 import os
+import socket
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -185,6 +187,40 @@ def test_a_thread_counts_on_one_connection_and_a_forked_process_on_its_own(
         assert client.get("/v1/data/account", **bearer(raw))["RateLimit"].startswith(
             '"default";r=95;'
         )
+
+
+def test_a_redis_that_hangs_up_costs_each_request_one_connection_attempt(
+    client, make_key, bearer, settings
+):
+    """A "Redis" that accepts each connection and closes it at once: every request is 503,
+    and opens one connection, not one to check the kept one and another to send on."""
+    _, raw = make_key()
+    listener = socket.create_server(("127.0.0.1", 0))
+    accepted = []
+
+    def hang_up():
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return  # the listener was closed
+            accepted.append(connection)
+            connection.close()
+
+    threading.Thread(target=hang_up, daemon=True).start()
+    port = listener.getsockname()[1]
+    settings.CACHES = {
+        "default": {**settings.CACHES["default"], "LOCATION": f"redis://127.0.0.1:{port}/0"}
+    }
+    try:
+        for request in range(1, 4):
+            response = client.get("/v1/data/account", **bearer(raw))
+            assert response.status_code == 503
+            assert response.json()["error"]["code"] == "service_unavailable"
+            assert int(response["Retry-After"]) >= 1
+            assert len(accepted) == request
+    finally:
+        listener.close()
 
 
 def test_the_account_counts_exactly_after_redis_lost_its_scripts(client, make_key, bearer):
