@@ -2,14 +2,17 @@
 
 import os
 import subprocess
+from datetime import timedelta
 from pathlib import Path
 from types import SimpleNamespace
 
 import psycopg
 import pytest
+import time_machine
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
+from django.utils import timezone
 
 from accounts.services import api_key_create, developer_get_or_create_approved
 from harness.app import Server, start_gunicorn, stop
@@ -97,6 +100,23 @@ def bearer():
         return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
 
     return headers
+
+
+@pytest.fixture
+def into_the_next_hour():
+    """`sent(send, seconds)`: the answers to `send()` called at each of `seconds` after the
+    next whole hour, time standing still during each call. Ahead of now, so that Redis keeps
+    the rate counters until their windows end."""
+
+    def sent(send, seconds) -> list:
+        hour = timezone.now().replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
+        answers = []
+        for second in seconds:
+            with time_machine.travel(hour + timedelta(seconds=second), tick=False):
+                answers.append(send())
+        return answers
+
+    return sent
 
 
 @pytest.fixture

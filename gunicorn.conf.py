@@ -40,8 +40,8 @@ wsgi_app = "phoneintel.wsgi:application"
 # A process per CPU keeps every core busy with Python; threads overlap the waits on
 # PostgreSQL and Redis (most of a lookup's time) without a process each. Each thread
 # holds its own PostgreSQL connection and its own Redis connection for the rate check:
-# workers x threads of each in all. Threads per
-# worker stay fixed, so the threads (and connections) grow with the CPU count, not its square.
+# workers x threads of each in all. Threads per worker stay fixed, so the threads (and
+# connections) grow with the CPU count, not its square.
 # Two are enough to keep a worker's core busy while one thread waits: a third and fourth only
 # take the GIL from each other. Measured in `make bench` (2 CPUs, PostgreSQL and Redis on
 # the same machine, 2 workers), 2 threads against 4: the account +15% req/s, bulk-50 +13%

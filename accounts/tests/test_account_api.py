@@ -138,16 +138,15 @@ SECONDS_INTO_THE_HOUR = (300, 301, 361, 362)
         ("3/h", 3600, [2, 1, 0, None]),  # the hour counts all four: the last is refused
     ],
 )
-def test_each_rate_unit_counts_in_its_own_window(client, make_key, bearer, rate, window, remaining):
+def test_each_rate_unit_counts_in_its_own_window(
+    client, make_key, bearer, into_the_next_hour, rate, window, remaining
+):
     """The account counts its request while it reads the key, before it knows the key's
     rate, in all three windows: the count it answers with is its own window's."""
     _, raw = make_key(rate_limit=rate)
-    # Ahead of now, so that Redis keeps the counters until their windows end.
-    hour = timezone.now().replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
-    answers = []
-    for seconds in SECONDS_INTO_THE_HOUR:
-        with time_machine.travel(hour + timedelta(seconds=seconds), tick=False):
-            answers.append(client.get("/v1/data/account", **bearer(raw)))
+    answers = into_the_next_hour(
+        lambda: client.get("/v1/data/account", **bearer(raw)), SECONDS_INTO_THE_HOUR
+    )
     for left, answer in zip(remaining, answers, strict=True):
         assert answer.status_code == (429 if left is None else 200)
         assert answer["RateLimit-Policy"] == f'"default";q=3;w={window}'
@@ -177,9 +176,11 @@ def test_a_thread_counts_on_one_connection_and_a_forked_process_on_its_own(
         read, write = os.pipe()
         child = os.fork()
         if child == 0:  # the child reports and leaves at once, touching nothing of the parent's
-            own = counters().connection()
-            os.write(write, b"own" if own is not parent else b"parent's")
-            os._exit(0)
+            try:
+                own = counters().connection()
+                os.write(write, b"own" if own is not parent else b"parent's")
+            finally:
+                os._exit(0)  # never back into pytest, whatever happened
         os.waitpid(child, 0)
         assert os.read(read, 16) == b"own"
         os.close(read)
