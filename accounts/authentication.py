@@ -150,7 +150,7 @@ def key_checked(request, key_hash: str, now: datetime) -> AuthenticatedKey:
     as a plain lookup does."""
     with SentAdmission(request, key_hash) as sent:
         try:
-            api_key = api_key_by_hash(key_hash=key_hash, now=now, for_lookups=False)
+            api_key = api_key_by_hash(key_hash=key_hash, now=now, pauses=False)
         except KeyRejected as rejected:
             sent.received()  # an address over its failure limit is refused whatever key it sent
             raise key_refused(request, rejected) from None

@@ -65,12 +65,11 @@ def _month_end(period: date) -> datetime:
 @dataclass(slots=True)
 class AuthenticatedKey:
     """An API key as the request it authenticated sees it (`request.auth`): read in one
-    query with this month's usage (and, for a lookup, its owner's email and what is
-    paused), and never saved or changed.
+    query with this month's usage and what is paused, and never saved or changed.
 
     A plain value rather than the ApiKey model: building the model, its developer and
     their user cost a lookup more than the query's own Python (measured: 60 µs of 215).
-    Not frozen: a frozen dataclass sets each of its 14 fields through `object.__setattr__`,
+    Not frozen: a frozen dataclass sets each of its fields through `object.__setattr__`,
     which took building one from 4.1 to 7.9 µs, on every request with a key.
     """
 
@@ -83,10 +82,10 @@ class AuthenticatedKey:
     last_used_at: datetime | None
     monthly_quota: int
     rate_limit: str
-    # Read for lookups only (`key_read_sql`); None in the account endpoint's read.
-    owner_email: str | None  # where a quota alert goes
+    # None where the read left them out (`key_read_sql`): the account endpoint reads no
+    # pause flags, a plain lookup no usage.
     pauses: Pauses | None  # all a lookup needs to know whether it may run
-    month_usage: UsageSummary  # all the account endpoint needs
+    month_usage: UsageSummary | None  # all the account endpoint needs
     key_hash: str  # names the key's rate counters (`accounts.throttling`)
 
 

@@ -11,7 +11,7 @@ no authentication, permission or throttle classes:
 - `floor-get-row`: `floor-get` whose read is the key's own row, by its hash, with the
   columns the account's answer and checks need: the least any read of a key costs;
 - `floor-get-key`: `floor-get` whose read is the account's own read of a key (by its hash,
-  with its owner's access and this month's usage: `key_read_sql(for_lookups=False)`).
+  with its owner's access and this month's usage: `key_read_sql(pauses=False)`).
 So `lookup / floor` and `account / floor-get` show what our own code costs on top
 of the wire, on the machine the bench runs on, and `floor-get-row` and `floor-get-key`
 split the account's distance from `floor-get` into finding a key by its hash, reading its
@@ -107,7 +107,7 @@ class FloorGetKey(FloorGet):
     def read(self) -> None:
         params = key_read_params(key_hash=bench_key_hash(), now=timezone.now())
         with hot_cursor() as cursor:
-            cursor.execute(key_read_sql(for_lookups=False), params)
+            cursor.execute(key_read_sql(pauses=False), params)
             cursor.fetchone()
 
 

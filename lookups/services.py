@@ -13,8 +13,9 @@ A plain single lookup on PostgreSQL (`lookup_one_checking_key`):
 1. One Redis script checks the address's failed authentications and counts the
    request in the key's windows, named by the key's hash (`accounts.throttling`).
 2. The input is checked; it needs nothing read.
-3. One statement reads the key with its owner's access, this month's usage and the
-   pause flags (`accounts.services.keys.key_read_sql`); admits it in SQL (active,
+3. One statement reads the key with its owner's access and the pause flags
+   (`accounts.services.keys.key_read_sql`; not this month's usage, which the charge
+   returns, nor the owner's email, which a quota alert reads); admits it in SQL (active,
    owner approved, not expired, product not paused, under its rate by step 1's
    counts); charges the admitted key (the charge's `WITH` items,
    `accounts.services.units.charge_cte`); and reads the product's intelligence rows
@@ -28,13 +29,13 @@ A plain single lookup on PostgreSQL (`lookup_one_checking_key`):
 Folding the key's read into the charge took `make bench`'s lookup from 76% of its
 floor (two round trips) to 83%, and its in-process CPU from 0.96 ms to 0.80 ms.
 
-`GET /v1/data/account` is one read of the key, which leaves out the owner's email and the
-pause flags, and one Redis script sent just before it and answered just after it: the two
+`GET /v1/data/account` is one read of the key, which leaves out the pause flags, and one
+Redis script sent just before it and answered just after it: the two
 round trips overlap (`accounts.authentication.key_checked`).
 
 Every other lookup (an `Idempotency-Key`, a bulk call, SQLite) reads the key in
 DRF's authentication first (`accounts.services.keys.api_key_authenticate`, the same
-read), and then:
+read with the month's usage), and then:
 - one statement reads the product's rows and charges (`read_and_charge`), with the
   key to charge as parameters (`ADMITTED_BY_PARAMETERS`);
 - with an `Idempotency-Key` the request also claims the key first (one INSERT) and
@@ -208,10 +209,10 @@ def _admission_params(admission: Admission, now) -> dict:
 
 @cache  # a handful of texts, one per product's read (and none)
 def _checked_charge_sql(read_sql: str | None) -> str:
-    """The key's read (`caller`), the checks of DRF's authentication and throttle on it
-    (`admitted`), the charge, and the product's read: one row `('key', NULL, new alerts,
-    NULL, the month's new total or NULL, the key's columns...)`, then the read's rows
-    padded to that width."""
+    """The key's read (`caller`, without the month's usage: the charge returns the new
+    total), the checks of DRF's authentication and throttle on it (`admitted`), the charge,
+    and the product's read: one row `('key', NULL, new alerts, NULL, the month's new total
+    or NULL, the key's columns...)`, then the read's rows padded to that width."""
     if read_sql is None:
         return _checked_charge_head()
     padding = ", NULL" * KEY_COLUMNS
@@ -224,7 +225,7 @@ def _checked_charge_head() -> str:
     # the result only for statements of up to 4096 bytes (MAX_CACHED_STATEMENT_LENGTH),
     # and this one with the risk read came close (3918 bytes, 3447 without the indentation).
     sql = f"""
-        WITH caller AS ({key_read_sql()}),
+        WITH caller AS ({key_read_sql(usage=False)}),
         admitted AS (
             SELECT id, monthly_quota FROM caller
             WHERE NOT revoked AND expires_at > %(now_us)s AND is_active

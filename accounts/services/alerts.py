@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import transaction
 
 from accounts.emails import email_queue
-from accounts.models import ApiKey, MonthlyUsage, QuotaAlert, month_start
+from accounts.models import ApiKey, MonthlyUsage, QuotaAlert, User, month_start
 from accounts.selectors import AuthenticatedKey, UsageSummary
 
 
@@ -22,11 +22,20 @@ def quota_alerts_queue(
 ) -> None:
     """One email to the key's owner per threshold the charge reached first.
 
-    The key's `owner_email` is what authentication read: no query.
+    The owner's email is read here, not with the key on every request: a key reaches a
+    threshold a few times a month.
     """
+    thresholds = list(thresholds)
+    if not thresholds:
+        return
+    owner_email = (
+        User.objects.filter(developer__pk=api_key.developer_id)
+        .values_list("email", flat=True)
+        .get()
+    )
     for threshold in thresholds:
         email_queue(
-            to=api_key.owner_email,
+            to=owner_email,
             template="quota_alert",
             context={
                 "key": api_key,
