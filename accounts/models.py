@@ -166,7 +166,11 @@ def key_status(*, revoked: bool, expires_at: datetime, usable: bool, now: dateti
 class MonthlyUsage(models.Model):
     """Units charged to one key in one UTC calendar month."""
 
-    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="monthly_usage")
+    # No index of its own: the unique constraint's index begins with the key. A second
+    # index would be opened, locked and kept up to date by every charge for nothing.
+    api_key = models.ForeignKey(
+        ApiKey, on_delete=models.CASCADE, related_name="monthly_usage", db_index=False
+    )
     period = models.DateField(help_text="First day of the UTC month.")
     units_used = models.PositiveIntegerField(default=0, validators=[MinValueValidator(0)])
     # Written by the charge's own statement (accounts.services.units), so from the month
@@ -228,7 +232,10 @@ class DailyUsage(models.Model):
     """Units charged to one key on one UTC day for one product: the usage chart and table.
     The quota reads MonthlyUsage."""
 
-    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="daily_usage")
+    # No index of its own (see MonthlyUsage.api_key).
+    api_key = models.ForeignKey(
+        ApiKey, on_delete=models.CASCADE, related_name="daily_usage", db_index=False
+    )
     day = models.DateField()
     product = models.CharField(
         max_length=50, blank=True, help_text="The product value; empty for days before the split."
@@ -258,7 +265,10 @@ class QuotaAlert(models.Model):
         WARNING = 80, "80%"
         REACHED = 100, "100%"
 
-    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="quota_alerts")
+    # No index of its own (see MonthlyUsage.api_key).
+    api_key = models.ForeignKey(
+        ApiKey, on_delete=models.CASCADE, related_name="quota_alerts", db_index=False
+    )
     period = models.DateField(help_text="First day of the UTC month.")
     threshold = models.PositiveSmallIntegerField(choices=Threshold.choices)
     created_at = models.DateTimeField(default=timezone.now)
