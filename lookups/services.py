@@ -13,10 +13,12 @@ A plain single lookup on PostgreSQL (`lookup_one_checking_key`):
 1. One Redis script checks the address's failed authentications and counts the
    request in the key's windows, named by the key's hash (`accounts.throttling`).
 2. The input is checked; it needs nothing read.
-3. One statement reads the key with its owner's access and the pause flags
-   (`accounts.services.keys.key_read_sql`; not this month's usage, which the charge
-   returns, nor the owner's email, which a quota alert reads); admits it in SQL (active,
-   owner approved, not expired, product not paused, under its rate by step 1's
+3. One statement reads the key with its owner's access (`accounts.services.keys.key_read_sql`;
+   not this month's usage, which the charge returns, nor the owner's email, which a
+   quota alert reads) and, once a second per process, the pause flags (the process
+   keeps them that long: `catalog.selectors.pauses_known`; a product its copy has paused
+   is refused before any statement); admits it in SQL (active, owner approved, not
+   expired, product not paused if it read the flags, under its rate by step 1's
    counts); charges the admitted key (the charge's `WITH` items,
    `accounts.services.units.charge_cte`); and reads the product's intelligence rows
    as a `UNION ALL` branch. In autocommit it is its own transaction: the charge and
@@ -67,6 +69,7 @@ from accounts.models import Developer
 from accounts.selectors import AuthenticatedKey, UsageSummary, usage_for_key
 from accounts.services.keys import (
     KEY_COLUMNS,
+    KEY_COLUMNS_WITHOUT_PAUSES,
     api_key_by_hash,
     epoch_microseconds,
     key_from_row,
@@ -85,6 +88,7 @@ from accounts.services.units import (
     new_alerts,
 )
 from accounts.throttling import Admission, admit, enforce_rate
+from catalog.selectors import pauses_clock, pauses_from, pauses_known, pauses_remember
 from lookups import selectors
 from lookups.bulk import BULK_SLUG, bulk_items, bulk_request, check_items
 from lookups.idempotency import Claim
@@ -143,12 +147,16 @@ def lookup_one_checking_key(
     (401, 429, 503), an exhausted quota 429, and nothing is charged for any of them.
     """
     admission = admit(request, key_hash)
+    known = pauses_known()  # None: the statement reads the flags, and this process keeps them
     try:
+        if known is not None and known.includes(product.value):
+            raise paused(product.value)
         phone = check_input(read_body())
         if isinstance(phone, list):
             raise problems_error(phone)
     except (ApiError, APIException):
-        # The key's refusals come before the body's (DRF checks the key first): one read.
+        # The key's refusals come before the pause's and the body's (DRF checks the key
+        # first): one read.
         _admitted_key(
             request, lambda: api_key_by_hash(key_hash=key_hash, now=now), admission, product, now
         )
@@ -157,11 +165,15 @@ def lookup_one_checking_key(
     params = key_read_params(key_hash=key_hash, now=now) | _admission_params(admission, now)
     params |= charge_values(units=1, now=now, product=product.value)
     drop_if_closed_while_idle()  # the statement writes: it cannot be sent twice
-    sql = _checked_charge_sql(read.sql if read else None)
+    sql = _checked_charge_sql(read.sql if read else None, pauses=known is None)
+    read_at = pauses_clock()
     with hot_cursor() as cursor:
         cursor.execute(sql, params | (read.params if read else {}))
         rows = cursor.fetchall()
     key = next((row for row in rows if row[0] == "key"), None)
+    if known is None and key is not None:
+        known = pauses_from(*key[5 + KEY_COLUMNS_WITHOUT_PAUSES :])
+        pauses_remember(known, read_at)
     _, _, alerts, _, units_used = key[:5] if key else (None,) * 5
     # The checks here and the statement's read the same row and counts, so they agree: a
     # key the statement did not admit is refused here, and one it admitted but did not
@@ -169,7 +181,9 @@ def lookup_one_checking_key(
     # epoch.) A charged key is not checked again.
     api_key = _admitted_key(
         request,
-        lambda: key_from_row(key and key[5:], params, now=now, admitted=units_used is not None),
+        lambda: key_from_row(
+            key and key[5:], params, now=now, admitted=units_used is not None, pauses=known
+        ),
         admission,
         product,
         now,
@@ -207,30 +221,32 @@ def _admission_params(admission: Admission, now) -> dict:
     }
 
 
-@cache  # a handful of texts, one per product's read (and none)
-def _checked_charge_sql(read_sql: str | None) -> str:
+@cache  # a handful of texts, one per product's read (and none), with the flags and without
+def _checked_charge_sql(read_sql: str | None, *, pauses: bool) -> str:
     """The key's read (`caller`, without the month's usage: the charge returns the new
-    total), the checks of DRF's authentication and throttle on it (`admitted`), the charge,
-    and the product's read: one row `('key', NULL, new alerts, NULL, the month's new total
-    or NULL, the key's columns...)`, then the read's rows padded to that width."""
+    total; with the pause flags if `pauses`), the checks of DRF's authentication and
+    throttle on it (`admitted`; the pause flags' only if it reads them: else the process's
+    copy cleared the product), the charge, and the product's read: one row `('key', NULL,
+    new alerts, NULL, the month's new total or NULL, the key's columns...)`, then the
+    read's rows padded to that width."""
     if read_sql is None:
-        return _checked_charge_head()
-    padding = ", NULL" * KEY_COLUMNS
-    return f"{_checked_charge_head()} UNION ALL SELECT r.*{padding} FROM ({read_sql}) AS r"  # noqa: S608
+        return _checked_charge_head(pauses)
+    padding = ", NULL" * (KEY_COLUMNS if pauses else KEY_COLUMNS_WITHOUT_PAUSES)
+    return f"{_checked_charge_head(pauses)} UNION ALL SELECT r.*{padding} FROM ({read_sql}) AS r"  # noqa: S608
 
 
 @cache
-def _checked_charge_head() -> str:
+def _checked_charge_head(pauses: bool) -> str:
     # Without its indentation: psycopg converts a statement's placeholders once and keeps
     # the result only for statements of up to 4096 bytes (MAX_CACHED_STATEMENT_LENGTH),
     # and this one with the risk read came close (3918 bytes, 3447 without the indentation).
     sql = f"""
-        WITH caller AS ({key_read_sql(usage=False)}),
+        WITH caller AS ({key_read_sql(usage=False, pauses=pauses)}),
         admitted AS (
             SELECT id, monthly_quota FROM caller
             WHERE NOT revoked AND expires_at > %(now_us)s AND is_active
               AND access = %(approved)s
-              AND NOT all_paused AND NOT (CAST(%(product)s AS text) = ANY (paused))
+              {_NOT_PAUSED if pauses else ""}
               AND CASE right(rate_limit, 1)
                       WHEN 's' THEN CAST(%(per_second)s AS bigint)
                       WHEN 'm' THEN CAST(%(per_minute)s AS bigint)
@@ -243,6 +259,9 @@ def _checked_charge_head() -> str:
         FROM caller
     """  # noqa: S608  (our SQL; values are parameters)
     return re.sub(r"\s+", " ", sql).strip()  # no literal in it holds two spaces
+
+
+_NOT_PAUSED = "AND NOT all_paused AND NOT (CAST(%(product)s AS text) = ANY (paused))"
 
 
 def lookup_bulk(

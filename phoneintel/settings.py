@@ -221,6 +221,10 @@ API_DEFAULT_MONTHLY_QUOTA = 1000
 API_DEFAULT_RATE_LIMIT = "600/m"
 # What a paused product tells callers to wait before retrying.
 PAUSED_RETRY_AFTER_SECONDS = 300
+# How old a process's copy of the pause flags may be before a request reads them again with
+# its key (catalog.selectors.pauses_known): a pause takes effect within this on every
+# process. 0 reads them on every request.
+PAUSE_FLAGS_MAX_AGE_SECONDS = env.float("PAUSE_FLAGS_MAX_AGE_SECONDS", default=1.0)
 # What a store outage (PostgreSQL or Redis unreachable or timing out) tells them.
 STORE_RETRY_AFTER_SECONDS = 5
 # Failed authentications per client address before it is refused outright.

@@ -22,7 +22,14 @@ from accounts.models import (
 )
 from accounts.selectors import AuthenticatedKey, UsageSummary
 from accounts.services.alerts import quota_alerts_reset
-from catalog.selectors import pauses_from, pauses_sql
+from catalog.selectors import (
+    Pauses,
+    pauses_clock,
+    pauses_from,
+    pauses_known,
+    pauses_remember,
+    pauses_sql,
+)
 from phoneintel.db import first_read, on_postgresql
 from phoneintel.errors import ErrorCode
 
@@ -139,11 +146,17 @@ def api_key_authenticate(*, raw: str, now: datetime) -> AuthenticatedKey:
 
 
 def api_key_by_hash(*, key_hash: str, now: datetime, pauses: bool = True) -> AuthenticatedKey:
-    """`api_key_authenticate` for a key already hashed; without `pauses`, the key has no
-    pause flags (`key_read_sql`)."""
+    """`api_key_authenticate` for a key already hashed. With `pauses`, the key carries the
+    pause flags: this process's copy if it is recent (`catalog.selectors.pauses_known`),
+    else read with the key and remembered; without, it has none."""
     params = key_read_params(key_hash=key_hash, now=now)
-    sql = key_read_sql(pauses=pauses)
-    return key_from_row(first_read(sql, params), params, now=now)
+    known = pauses_known() if pauses else None
+    read_at = pauses_clock()
+    row = first_read(key_read_sql(pauses=pauses and known is None), params)
+    api_key = key_from_row(row, params, now=now, pauses=known)
+    if pauses and known is None:
+        pauses_remember(api_key.pauses, read_at)
+    return api_key
 
 
 def api_key_hash(raw: str) -> str:
@@ -157,10 +170,12 @@ def key_read_params(*, key_hash: str, now: datetime) -> dict:
     return {"key_hash": key_hash, "period": month_start(now)}
 
 
-def key_from_row(row, params: dict, *, now: datetime, admitted: bool = False) -> AuthenticatedKey:
+def key_from_row(
+    row, params: dict, *, now: datetime, admitted: bool = False, pauses: Pauses | None = None
+) -> AuthenticatedKey:
     """`key_read_sql`'s row as the key, or KeyRejected with the 401 code: no row (no such
     key), or a key that may not be used at `now`, unless the statement that read the row
-    `admitted` it already."""
+    `admitted` it already. Its pause flags are the row's, if it has them, else `pauses`."""
     if row is None:  # the statement matched the key's hash exactly: no row, no such key
         raise KeyRejected(ErrorCode.INVALID_API_KEY)
     (
@@ -198,7 +213,7 @@ def key_from_row(row, params: dict, *, now: datetime, admitted: bool = False) ->
         ),
         pauses=pauses_from(*row[KEY_COLUMNS_WITHOUT_PAUSES:])
         if len(row) > KEY_COLUMNS_WITHOUT_PAUSES
-        else None,
+        else pauses,
         key_hash=params["key_hash"],
     )
 

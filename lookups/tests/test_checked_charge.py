@@ -192,12 +192,13 @@ def test_a_bad_body_with_a_good_key_is_its_own_error(lookup, make_key):
     assert units(key) == (0, 0)
 
 
+@pytest.mark.parametrize("pauses", [True, False], ids=["reading-pauses", "knowing-pauses"])
 @pytest.mark.parametrize("product", list(LookupProduct), ids=lambda product: product.value)
-def test_psycopg_keeps_the_statement_converted(product):
+def test_psycopg_keeps_the_statement_converted(product, pauses):
     # psycopg converts a statement's placeholders on every run unless the statement is short
     # enough for its cache; a longer statement still works, at some 200 µs a lookup.
     phone = parse_phone("+14155550123")
-    sql = _checked_charge_sql(_READS[product]([phone], timezone.now()).sql)
+    sql = _checked_charge_sql(_READS[product]([phone], timezone.now()).sql, pauses=pauses)
     assert len(sql.encode()) <= MAX_CACHED_STATEMENT_LENGTH
     assert len(set(re.findall(r"%\((\w+)\)s", sql))) <= MAX_CACHED_STATEMENT_PARAMS
 
