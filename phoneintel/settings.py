@@ -71,9 +71,16 @@ SITE_MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
-# Django's checks look for the admin's and CSRF's middleware in MIDDLEWARE only; they are
-# in SITE_MIDDLEWARE, which every page request runs.
-SILENCED_SYSTEM_CHECKS = ["admin.E408", "admin.E409", "admin.E410", "security.W003"]
+# Django's checks look for the admin's, CSRF's and clickjacking middleware in MIDDLEWARE
+# only; they are in SITE_MIDDLEWARE, which every page request runs (every page's
+# `X-Frame-Options: DENY` is tested in accounts/tests/test_portal_keys.py).
+SILENCED_SYSTEM_CHECKS = [
+    "admin.E408",
+    "admin.E409",
+    "admin.E410",
+    "security.W002",
+    "security.W003",
+]
 
 ROOT_URLCONF = "phoneintel.urls"
 WSGI_APPLICATION = "phoneintel.wsgi.application"
