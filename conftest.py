@@ -15,7 +15,6 @@ from django.db import connection
 from django.utils import timezone
 
 from accounts.services import api_key_create, developer_get_or_create_approved
-from catalog import selectors as catalog_selectors
 from harness.app import Server, start_gunicorn, stop
 
 ROOT = Path(__file__).resolve().parent
@@ -45,11 +44,8 @@ def _real_services(django_db_setup, django_db_blocker):
 
 @pytest.fixture(autouse=True)
 def _fresh_cache():
-    """Rate-limit counters live in Redis; each test starts with none. Nor does the test
-    process know the pause flags yet: a test that changes them behind the services' back
-    would otherwise meet what an earlier test read."""
+    """Rate-limit counters live in Redis; each test starts with none."""
     cache.clear()
-    catalog_selectors._known = None
     yield
 
 
@@ -160,8 +156,7 @@ def module_gunicorn(django_db_setup, tmp_path_factory):
     servers: list[Server] = []
     # Its tests pause and resume products from this process, each expecting the change on
     # the next request: it reads the pause flags on every request.
-    environ = {"PAUSE_FLAGS_MAX_AGE_SECONDS": "0"}
-    yield _start_gunicorn(servers, tmp_path_factory.mktemp("gunicorn"), 1, environ)
+    yield _start_gunicorn(servers, tmp_path_factory.mktemp("gunicorn"), 1, {})
     _stop_gunicorn(servers)
 
 

@@ -39,15 +39,12 @@ wsgi_app = "phoneintel.wsgi:application"
 
 # A process per CPU keeps every core busy with Python; threads overlap the waits on
 # PostgreSQL and Redis (most of a lookup's time) without a process each. Each thread
-# holds its own PostgreSQL connection and its own Redis connection for the rate check:
-# workers x threads of each in all. Threads per worker stay fixed, so the threads (and
+# holds its own PostgreSQL connection and takes Redis connections from a shared pool:
+# workers x threads of each at most. Threads per worker stay fixed, so the threads (and
 # connections) grow with the CPU count, not its square.
-# Two are enough to keep a worker's core busy while one thread waits: a third and fourth only
-# take the GIL from each other. Measured in `make bench` (2 CPUs, PostgreSQL and Redis on
-# the same machine, 2 workers), 2 threads against 4: the account +15% req/s, bulk-50 +13%
-# to +17% (p50 44 -> 37 ms, p99 87 -> 56 to 66 ms), a single lookup level; 3 threads were
-# between the two, 1 thread left each core waiting (account -9%). A database further
-# away than the same machine makes the waits longer: raise GUNICORN_THREADS there.
+# Two are enough to keep a worker's core busy while one thread waits on a store: more only
+# take the GIL from each other (bench/README.md has the figures). A database further away
+# than the same machine makes the waits longer: raise GUNICORN_THREADS there.
 worker_class = "gthread"
 workers = _int("GUNICORN_WORKERS", max(2, _cpus()))
 threads = _int("GUNICORN_THREADS", 2)
@@ -125,11 +122,10 @@ def post_worker_init(worker):
 
     A full pass visits every object the collector tracks, and the worker's threads all wait
     while it runs. Nearly all of those objects are Django, the URLconf and the modules its
-    views import, loaded once and kept as long as the worker. Measured in the two workers of
-    a `make bench` server under 30 s of bulk-50 calls, each worker's full passes took 136 to
-    209 ms in all, 42 to 50 ms the longest. With the loaded application frozen they took
-    19 to 24 ms, 5 ms the longest. Frozen objects are still freed when nothing refers to
-    them; only a reference cycle among them would stay until the worker is recycled.
+    views import, loaded once and kept as long as the worker, so freezing them shortens
+    every full pass (bench/README.md has the figures). Frozen objects are still freed when
+    nothing refers to them; only a reference cycle among them would stay until the worker
+    is recycled.
     """
     import gc
     from importlib import import_module

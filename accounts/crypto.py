@@ -71,7 +71,7 @@ def hash_key(raw: str, secret: str) -> str:
 @lru_cache(maxsize=4)
 def _keyed_by(secret: str) -> hmac.HMAC:
     """HMAC's state once the secret is in: each key's hash starts from a copy, rather than
-    keying afresh (every request hashes its key: 3.6 µs against 5.0)."""
+    keying afresh, as every request hashes its key."""
     return hmac.new(secret.encode(), digestmod=hashlib.sha256)
 
 

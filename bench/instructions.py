@@ -36,7 +36,7 @@ SHORT = int(os.environ.get("BENCH_INSTRUCTIONS_SHORT", "50"))
 LONG = int(os.environ.get("BENCH_INSTRUCTIONS_LONG", "550"))
 BULK_SHARE = 10
 WARM_UP = 60  # psycopg prepares the hot statements after 5 runs of each (a bulk call: 6)
-DEFAULT_SCENARIOS = ("floor", "lookup", "floor-get", "account", "floor-get-key", "bulk50")
+DEFAULT_SCENARIOS = ("floor", "lookup", "floor-get", "account", "bulk50")
 
 
 def main(names: list[str]) -> int:

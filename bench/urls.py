@@ -7,28 +7,20 @@ The floors do the unavoidable work of an endpoint and nothing of ours, on DRF wi
 no authentication, permission or throttle classes:
 - `floor`: one Redis EVAL, one PostgreSQL read and one committed upsert, the least a
   lookup can cost (its rate count, its key, its read-and-charge);
-- `floor-get`: one EVAL and one read, the least `GET /v1/data/account` can cost;
-- `floor-get-row`: `floor-get` whose read is the key's own row, by its hash, with the
-  columns the account's answer and checks need: the least any read of a key costs;
-- `floor-get-key`: `floor-get` whose read is the account's own read of a key (by its hash,
-  with its owner's access and this month's usage: `key_read_sql(pauses=False)`).
+- `floor-get`: one EVAL and one read, the least `GET /v1/data/account` can cost.
 So `lookup / floor` and `account / floor-get` show what our own code costs on top
-of the wire, on the machine the bench runs on, and `floor-get-row` and `floor-get-key`
-split the account's distance from `floor-get` into finding a key by its hash, reading its
-owner and usage with it, and the rest of our code.
+of the wire, on the machine the bench runs on.
 """
 
 from django.http import JsonResponse
 from django.urls import path
-from django.utils import timezone
 from django_redis import get_redis_connection
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import ApiKey, MonthlyUsage
-from accounts.services.keys import instant_sql, key_read_params, key_read_sql
-from phoneintel.db import date_param, hot_cursor
+from phoneintel.db import hot_cursor
 from phoneintel.urls import handler400, handler404, handler500  # noqa: F401
 from phoneintel.urls import urlpatterns as real_urlpatterns
 
@@ -43,14 +35,7 @@ _UPSERT_SQL = f"""
         SET units_used = {MonthlyUsage._meta.db_table}.units_used + 1
     RETURNING units_used
 """  # noqa: S608  (table names are ours; values are parameters)
-_KEY_ROW_SQL = f"""
-    SELECT id, developer_id, name, prefix, {instant_sql("created_at")},
-           {instant_sql("expires_at")}, {instant_sql("last_used_at")}, monthly_quota,
-           rate_limit, revoked_at IS NOT NULL, is_active
-    FROM {ApiKey._meta.db_table} WHERE key_hash = %s
-"""  # noqa: S608  (table names are ours; values are parameters)
 _script = None
-_key_hash = None
 
 
 def body(request) -> dict:
@@ -89,34 +74,12 @@ class FloorGet(APIView):
         read_one_row()
 
 
-def bench_key_hash() -> str:
-    global _key_hash
-    if _key_hash is None:  # once per process: the bench's key, the first issued
-        _key_hash = ApiKey.objects.order_by("id").values_list("key_hash", flat=True).first()
-    return _key_hash
-
-
-class FloorGetRow(FloorGet):
-    def read(self) -> None:
-        with hot_cursor() as cursor:
-            cursor.execute(_KEY_ROW_SQL, [bench_key_hash()])
-            cursor.fetchone()
-
-
-class FloorGetKey(FloorGet):
-    def read(self) -> None:
-        params = key_read_params(key_hash=bench_key_hash(), now=timezone.now())
-        with hot_cursor() as cursor:
-            cursor.execute(key_read_sql(pauses=False), params)
-            cursor.fetchone()
-
-
 class Floor(FloorGet):
     def post(self, request):
         count_in_redis()
         key_id = read_one_row()
         with hot_cursor() as cursor:
-            cursor.execute(_UPSERT_SQL, [key_id, date_param(_FLOOR_PERIOD)])
+            cursor.execute(_UPSERT_SQL, [key_id, _FLOOR_PERIOD])
             cursor.fetchone()
         return Response(body(request._request))
 
@@ -131,7 +94,5 @@ urlpatterns = [
     # Under /v1/, so the floors pass the same middleware as every API request.
     path("v1/bench/floor", Floor.as_view()),
     path("v1/bench/floor-get", FloorGet.as_view()),
-    path("v1/bench/floor-get-row", FloorGetRow.as_view()),
-    path("v1/bench/floor-get-key", FloorGetKey.as_view()),
     *(p for p in real_urlpatterns if p not in api_urlpatterns),
 ]

@@ -1,7 +1,6 @@
 from django.db import transaction
 
 from catalog.models import InterestSubmission, LookupSwitch, Product
-from catalog.selectors import pauses_forget
 
 
 class UnknownProduct(LookupError):
@@ -12,7 +11,6 @@ def product_set_paused(*, slug: str, paused: bool) -> Product:
     updated = Product.objects.filter(slug=slug).update(is_paused=paused)
     if not updated:
         raise UnknownProduct(slug)
-    pauses_forget()  # an update() sends no post_save
     return Product.objects.get(slug=slug)
 
 

@@ -1,31 +1,23 @@
-"""The lookup endpoints: five single lookups and the bulk call, as named DRF views.
+"""The lookup endpoints: a single lookup per product (`lookups.products`) and the bulk call.
 
-Views stay thin: they read the Idempotency-Key, then hand the body to one service
-function (`lookups.services`), which owns the order of the work and its round trips.
+Views stay thin: DRF's steps admit the request (key, pauses, rate), the view reads the
+Idempotency-Key, then hands the body to one service function (`lookups.services`), which
+owns the order of the work and its round trips.
 """
 
+from django.urls import path
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework.views import APIView
 
-from accounts.authentication import ChecksOwnKey
 from lookups import openapi
-from lookups.bulk import BulkRequest
-from lookups.idempotency import (
-    HEADER,
-    META_KEY,
-    Claim,
-    claim_or_replay,
-    idempotency_key,
-    request_fingerprint,
-)
+from lookups.bulk import BULK_SLUG, BulkRequest
+from lookups.idempotency import HEADER, Claim, claim_or_replay, idempotency_key, request_fingerprint
 from lookups.inputs import LookupInput
-from lookups.models import LookupProduct
-from lookups.risk import MODEL_DESCRIPTION
-from lookups.services import lookup_bulk, lookup_one, lookup_one_checking_key
-from phoneintel.db import on_postgresql
-from phoneintel.envelope import json_response, request_json
+from lookups.products import PRODUCTS, LookupProduct
+from lookups.services import lookup_bulk, lookup_one
+from phoneintel.envelope import json_response
 from phoneintel.openapi import AUTHENTICATED_ERROR_STATUSES, envelope, error_responses
 
 
@@ -69,28 +61,6 @@ BULK_DESCRIPTION = (
     " it the call is 400 `idempotency_key_required`." + IDEMPOTENCY
 )
 
-DESCRIPTIONS = {
-    LookupProduct.PHONE_LOOKUP: "Risk score and level with the number of reports on record."
-    " Found for every valid number.\n\n" + MODEL_DESCRIPTION,
-    LookupProduct.PHONE_RISK: "Risk score and level only. Found for every valid number.\n\n"
-    + MODEL_DESCRIPTION,
-    LookupProduct.CARRIER_LOOKUP: "Carrier and numbering-plan facts. Found for every valid number.",
-    LookupProduct.REVERSE_PHONE_LOOKUP: "The verified business registered to the number."
-    " Unverified listings are never returned: without a verified business the result is"
-    " not found.",
-    LookupProduct.PHONE_EXPOSURE: "Whether the number appears in exposure data, as a bare"
-    ' `{"atRisk": true|false}`. Found when the exposure data covers the number\'s region;'
-    " elsewhere the result is not found.",
-}
-
-SUMMARIES = {
-    LookupProduct.PHONE_LOOKUP: "Phone lookup: risk and report count",
-    LookupProduct.PHONE_RISK: "Phone risk check",
-    LookupProduct.CARRIER_LOOKUP: "Carrier lookup",
-    LookupProduct.REVERSE_PHONE_LOOKUP: "Reverse phone lookup (verified businesses)",
-    LookupProduct.PHONE_EXPOSURE: "Phone exposure check",
-}
-
 
 def idempotently(request, key: str, answer):
     """Runs `answer(claim)` once per key; replays or refuses the rest."""
@@ -108,45 +78,30 @@ def idempotently(request, key: str, answer):
 
 def lookup_schema(product: LookupProduct):
     """The OpenAPI operation of a single lookup of `product`."""
-    name = openapi.NAMES[product]
     return extend_schema(
-        operation_id=f"{name[0].lower()}{name[1:]}",
-        summary=SUMMARIES[product],
-        description=DESCRIPTIONS[product] + CHARGING + IDEMPOTENCY,
+        operation_id=f"{product.name[0].lower()}{product.name[1:]}",
+        summary=product.summary,
+        description=product.description + CHARGING + IDEMPOTENCY,
         tags=["Lookups"],
         request=LookupInput,
         parameters=[idempotency_parameter(required=False)],
-        responses={200: envelope(f"{name}Response", openapi.result_schema(product))}
+        responses={200: envelope(f"{product.name}Response", openapi.result_schema(product))}
         | error_responses(*AUTHENTICATED_ERROR_STATUSES, 409),
         examples=openapi.examples(product),
     )
 
 
-class LookupView(ChecksOwnKey, APIView):
-    """A single lookup of `product`; the order of its work is `lookups.services.lookup_one`,
-    or `lookup_one_checking_key` for a plain lookup on PostgreSQL."""
+class LookupView(APIView):
+    """A single lookup of `product`; the order of its work is `lookups.services.lookup_one`."""
 
     product: LookupProduct
 
-    def checks_own_key(self, request) -> bool:
-        """A plain lookup on PostgreSQL: one statement checks the key as it charges, which
-        saves a round trip (`lookup_one_checking_key`)."""
-        return request.method == "POST" and META_KEY not in request.META and on_postgresql()
-
-    def answer_own_key(self, request, key_hash: str):
-        request.log_context["product"] = self.product.value
-        answer = lookup_one_checking_key(
-            request=request,
-            key_hash=key_hash,
-            product=self.product,
-            read_body=lambda: self.request_data(request),
-            now=timezone.now(),
-        )
-        request.log_context["unitsCharged"] = answer.units  # committed
-        return json_response(answer.body)
+    @property
+    def product_slug(self) -> str:  # what the pause permission checks
+        return self.product.value
 
     def post(self, request):
-        request._request.log_context["product"] = self.product.value
+        request.log_context["product"] = self.product.value
         key = idempotency_key(request, required=False)
         if key is None:
             return self.answer(request, None)
@@ -156,42 +111,25 @@ class LookupView(ChecksOwnKey, APIView):
         answer = lookup_one(
             api_key=request.auth,
             product=self.product,
-            body=request_json(request),
+            body=request.data,
             claim=claim,
             request_id=request.request_id,
             now=timezone.now(),
         )
-        request._request.log_context["unitsCharged"] = answer.units  # committed
+        request.log_context["unitsCharged"] = answer.units  # committed
         return json_response(answer.body)
 
-
-@extend_schema_view(post=lookup_schema(LookupProduct.PHONE_LOOKUP))
-class PhoneLookupView(LookupView):
-    product = LookupProduct.PHONE_LOOKUP
-
-
-@extend_schema_view(post=lookup_schema(LookupProduct.PHONE_RISK))
-class PhoneRiskCheckView(LookupView):
-    product = LookupProduct.PHONE_RISK
-
-
-@extend_schema_view(post=lookup_schema(LookupProduct.CARRIER_LOOKUP))
-class CarrierLookupView(LookupView):
-    product = LookupProduct.CARRIER_LOOKUP
-
-
-@extend_schema_view(post=lookup_schema(LookupProduct.REVERSE_PHONE_LOOKUP))
-class ReversePhoneLookupView(LookupView):
-    product = LookupProduct.REVERSE_PHONE_LOOKUP
-
-
-@extend_schema_view(post=lookup_schema(LookupProduct.PHONE_EXPOSURE))
-class PhoneExposureCheckView(LookupView):
-    product = LookupProduct.PHONE_EXPOSURE
+    @classmethod
+    def for_product(cls, product: LookupProduct):
+        """The view of one product, documented from its declaration."""
+        view = type(f"{product.name}View", (cls,), {"product": product})
+        return extend_schema_view(post=lookup_schema(product))(view)
 
 
 class BulkLookupView(APIView):
     """Up to 50 lookups of one product; the order of its work is `lookups.services.lookup_bulk`."""
+
+    product_slug = BULK_SLUG  # the bulk endpoint's own pause flag; its product's is checked later
 
     @extend_schema(
         operation_id="bulkLookup",
@@ -214,12 +152,20 @@ class BulkLookupView(APIView):
     def answer(self, request, claim: Claim):
         answer = lookup_bulk(
             api_key=request.auth,
-            body=request_json(request),
+            body=request.data,
             claim=claim,
             request_id=request.request_id,
             now=timezone.now(),
         )
-        request._request.log_context.update(  # committed
+        request.log_context.update(  # committed
             product=answer.product.value, unitsCharged=answer.units
         )
         return json_response(answer.body)
+
+
+def urlpatterns() -> list:
+    """One path per product's single lookup, and the bulk call's."""
+    return [
+        *(path(p.path, LookupView.for_product(p).as_view()) for p in PRODUCTS.values()),
+        path("bulk-lookups", BulkLookupView.as_view()),
+    ]

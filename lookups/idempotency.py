@@ -9,7 +9,7 @@ can be used again.
 
 An owner that could not delete its claim (its connection was cut mid-call, its
 worker was killed) holds it until the lock timeout, unless the claim shows it is
-gone. On PostgreSQL the claim records the owner's session (backend pid and start
+gone. The claim records the owner's session (backend pid and start
 time); while that session lives, a retry is told the call is in progress, and once
 it has ended the retry takes the claim over at once: a session that has ended can
 neither commit a charge nor store an answer, so the retry's answer is the only one.
@@ -32,11 +32,10 @@ from django.utils import timezone
 
 from accounts.selectors import AuthenticatedKey
 from lookups.models import IdempotentRequest
-from phoneintel.db import datetime_param, hot_cursor, on_postgresql
+from phoneintel.db import hot_cursor
 from phoneintel.errors import ApiError, ErrorCode
 
 HEADER = "Idempotency-Key"
-# `request.headers` builds a mapping of every header on first use; one lookup needs none.
 META_KEY = "HTTP_IDEMPOTENCY_KEY"
 LOCK_TIMEOUT = timedelta(seconds=60)
 RETENTION = timedelta(hours=24)
@@ -90,18 +89,16 @@ class Claim:
     def complete(self, *, body: bytes, request_id: str, now: datetime) -> None:
         """Stores the answer; call it in the transaction that charges."""
         with hot_cursor() as cursor:
-            # Plain SQL: every bulk call runs it, and building this UPDATE through the
-            # ORM cost more than running it.
             cursor.execute(
                 _COMPLETE_SQL,
                 [
                     IdempotentRequest.State.COMPLETED,
                     body.decode(),
                     request_id,
-                    datetime_param(now + RETENTION),
+                    now + RETENTION,
                     self.record_id,
                     IdempotentRequest.State.PROCESSING,
-                    datetime_param(self.locked_at),
+                    self.locked_at,
                 ],
             )
             stored = cursor.rowcount
@@ -184,12 +181,10 @@ _INSERT_CLAIM_SQL = f"""
     INSERT INTO {_TABLE}
         (api_key_id, key, fingerprint, state, locked_at, request_id, response_body,
          created_at, expires_at, owner_pid, owner_started_at)
-    VALUES (%s, %s, %s, %s, %s, '', '', %s, %s, {{owner}})
+    VALUES (%s, %s, %s, %s, %s, '', '', %s, %s, {_OWNER_PID}, {_OWNER_STARTED_AT})
     ON CONFLICT (api_key_id, key) DO NOTHING
     RETURNING id
 """  # noqa: S608  (the table name is ours; values are parameters)
-_INSERT_CLAIM_SQL_POSTGRES = _INSERT_CLAIM_SQL.format(owner=f"{_OWNER_PID}, {_OWNER_STARTED_AT}")
-_INSERT_CLAIM_SQL_SQLITE = _INSERT_CLAIM_SQL.format(owner="NULL, NULL")
 # The owner's session has ended when no backend has its pid and start time (a backend of
 # another role may hide its start time: that one counts as the owner, still running).
 # PostgreSQL reads the sessions once per transaction: a request runs this in autocommit,
@@ -213,18 +208,17 @@ _COMPLETE_SQL = f"""
 def _insert_claim(
     *, api_key: AuthenticatedKey, key: str, fingerprint: str, now: datetime
 ) -> int | None:
-    # Adapted as the ORM would, so later filters on locked_at match on every backend.
     with hot_cursor() as cursor:
         cursor.execute(
-            _INSERT_CLAIM_SQL_POSTGRES if on_postgresql() else _INSERT_CLAIM_SQL_SQLITE,
+            _INSERT_CLAIM_SQL,
             [
                 api_key.pk,
                 key,
                 fingerprint,
                 IdempotentRequest.State.PROCESSING,
-                datetime_param(now),
-                datetime_param(now),
-                datetime_param(now + RETENTION),
+                now,
+                now,
+                now + RETENTION,
             ],
         )
         row = cursor.fetchone()
@@ -233,8 +227,8 @@ def _insert_claim(
 
 def _owner_gone(record: IdempotentRequest) -> bool:
     """Whether the session that claimed `record` has ended; False when the claim does not
-    say which session it was (claimed on SQLite)."""
-    if record.owner_pid is None or not on_postgresql():
+    say which session it was."""
+    if record.owner_pid is None:
         return False
     # Django's own cursor: a retry that meets a running claim is rare, not the hot path.
     with connection.cursor() as cursor:
@@ -274,6 +268,4 @@ class _SessionStartedAt(Func):
 
 
 def _this_session_as_owner() -> dict:
-    if not on_postgresql():
-        return {}
     return {"owner_pid": _SessionPid(), "owner_started_at": _SessionStartedAt()}

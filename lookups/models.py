@@ -6,16 +6,6 @@ from django.utils import timezone
 from lookups.risk import REPORT_CATEGORIES
 
 
-class LookupProduct(models.TextChoices):
-    """The five lookups sold on the API; each value is its catalog slug and `product` value."""
-
-    PHONE_LOOKUP = "phone-lookup"
-    PHONE_RISK = "phone-risk"
-    CARRIER_LOOKUP = "carrier-lookup"
-    REVERSE_PHONE_LOOKUP = "reverse-phone-lookup"
-    PHONE_EXPOSURE = "phone-exposure"
-
-
 class NumberReport(models.Model):
     """A complaint about a number, from an imported source."""
 

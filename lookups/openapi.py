@@ -5,26 +5,24 @@ from functools import cache
 from drf_spectacular.utils import OpenApiExample, PolymorphicProxySerializer, inline_serializer
 from rest_framework import serializers
 
+from catalog.permissions import paused
 from lookups.idempotency import conflict, in_progress, key_required
 from lookups.inputs import check_input, problems_error
-from lookups.models import LookupProduct
-from lookups.phone import NUMBER_TYPES
 from lookups.risk import LEVELS, REASON_CHOICES
-from lookups.services import paused
 from phoneintel.errors import ErrorCode
 from phoneintel.openapi import register_error_examples
 
 
-def _phone_number():
+def phone_number_field():
     return serializers.CharField(help_text="The number in E.164, e.g. `+442079460018`.")
 
 
-def _found():
+def found_field():
     return serializers.BooleanField(help_text="Always true in a found result.")
 
 
 @cache
-def _risk():
+def risk_schema():
     return inline_serializer(
         "Risk",
         {
@@ -46,126 +44,26 @@ def not_found_result():
     return inline_serializer(
         "NotFoundResult",
         {
-            "phoneNumber": _phone_number(),
+            "phoneNumber": phone_number_field(),
             "found": serializers.BooleanField(help_text="Always false here."),
         },
     )
 
 
-FOUND = {
-    LookupProduct.PHONE_LOOKUP: lambda: inline_serializer(
-        "PhoneLookupResult",
-        {
-            "phoneNumber": _phone_number(),
-            "found": _found(),
-            "risk": _risk(),
-            "reportCount": serializers.IntegerField(
-                min_value=0, help_text="Reports on record for the number."
-            ),
-        },
-    ),
-    LookupProduct.PHONE_RISK: lambda: inline_serializer(
-        "PhoneRiskResult", {"phoneNumber": _phone_number(), "found": _found(), "risk": _risk()}
-    ),
-    LookupProduct.CARRIER_LOOKUP: lambda: inline_serializer(
-        "CarrierLookupResult",
-        {
-            "phoneNumber": _phone_number(),
-            "found": _found(),
-            "carrier": inline_serializer(
-                "Carrier",
-                {
-                    "operatorName": serializers.CharField(
-                        allow_blank=True,
-                        help_text="A ported-number override if we have one, else the numbering"
-                        " plan's original allocation (English), else empty.",
-                    ),
-                    "numberType": serializers.ChoiceField(choices=NUMBER_TYPES),
-                    "country": serializers.CharField(
-                        allow_blank=True,
-                        help_text="The number's own region, ISO 3166-1 alpha-2, upper case;"
-                        " empty for non-geographic numbers.",
-                    ),
-                },
-            ),
-        },
-    ),
-    LookupProduct.REVERSE_PHONE_LOOKUP: lambda: inline_serializer(
-        "ReversePhoneLookupResult",
-        {
-            "phoneNumber": _phone_number(),
-            "found": _found(),
-            "business": inline_serializer(
-                "Business",
-                {
-                    "name": serializers.CharField(),
-                    "verified": serializers.BooleanField(help_text="Always true."),
-                },
-            ),
-        },
-    ),
-    LookupProduct.PHONE_EXPOSURE: lambda: inline_serializer(
-        "PhoneExposureResult",
-        {
-            "atRisk": serializers.BooleanField(
-                help_text="Whether the number appears in the exposure data. Nothing else is said."
-            )
-        },
-    ),
-}
+@cache
+def found_schema(product):
+    return product.found_schema()
 
 
 @cache
-def found_schema(product: LookupProduct):
-    return FOUND[product]()
-
-
-NAMES = {
-    LookupProduct.PHONE_LOOKUP: "PhoneLookup",
-    LookupProduct.PHONE_RISK: "PhoneRisk",
-    LookupProduct.CARRIER_LOOKUP: "CarrierLookup",
-    LookupProduct.REVERSE_PHONE_LOOKUP: "ReversePhoneLookup",
-    LookupProduct.PHONE_EXPOSURE: "PhoneExposure",
-}
-
-
-@cache
-def result_schema(product: LookupProduct):
+def result_schema(product):
+    """A product's 200 `data`: its found result or the not-found one."""
     return PolymorphicProxySerializer(
-        component_name=f"{NAMES[product]}ResultOrNotFound",
+        component_name=f"{product.name}ResultOrNotFound",
         serializers=[found_schema(product), not_found_result()],
         resource_type_field_name=None,
     )
 
-
-# What `manage.py seed_demo` data answers (a test holds the examples to it): 12 recent scam
-# and fraud reports, 90 * (1 - exp(-12 / 5)) = 81.8, and the number is in the exposure data.
-_HIGH_RISK = {
-    "score": 92,
-    "level": "high",
-    "reasons": ["recent_scam_or_fraud_reports", "exposed_number"],
-}
-
-EXAMPLE_RESULTS = {
-    LookupProduct.PHONE_LOOKUP: {
-        "phoneNumber": "+14155550123",
-        "found": True,
-        "risk": _HIGH_RISK,
-        "reportCount": 12,
-    },
-    LookupProduct.PHONE_RISK: {"phoneNumber": "+14155550123", "found": True, "risk": _HIGH_RISK},
-    LookupProduct.CARRIER_LOOKUP: {
-        "phoneNumber": "+447912345678",
-        "found": True,
-        "carrier": {"operatorName": "O2", "numberType": "mobile", "country": "GB"},
-    },
-    LookupProduct.REVERSE_PHONE_LOOKUP: {
-        "phoneNumber": "+442079460018",
-        "found": True,
-        "business": {"name": "Northwind Traders Ltd", "verified": True},
-    },
-    LookupProduct.PHONE_EXPOSURE: {"atRisk": True},
-}
 
 _USAGE = {
     "period": "2026-11",
@@ -177,7 +75,7 @@ _USAGE = {
 _META = {"requestId": "req_3f2a9c1e8b7d4f60a1b2c3d4e5f60718", "unitsCharged": 1, "usage": _USAGE}
 
 
-def examples(product: LookupProduct) -> list[OpenApiExample]:
+def examples(product) -> list[OpenApiExample]:
     not_found_phone = "+15555555555"
     return [
         OpenApiExample("International form", value={"phone": "+1 415 555 0123"}, request_only=True),
@@ -188,7 +86,7 @@ def examples(product: LookupProduct) -> list[OpenApiExample]:
         ),
         OpenApiExample(
             "Found",
-            value={"data": EXAMPLE_RESULTS[product], "meta": _META},
+            value={"data": product.found_example, "meta": _META},
             response_only=True,
             status_codes=["200"],
         ),
@@ -203,9 +101,11 @@ def examples(product: LookupProduct) -> list[OpenApiExample]:
 
 @cache
 def bulk_result():
+    from lookups.products import PRODUCTS  # the products are declared with this module's fields
+
     any_result = PolymorphicProxySerializer(
         component_name="AnyLookupResult",
-        serializers=[*(found_schema(p) for p in LookupProduct), not_found_result()],
+        serializers=[*(found_schema(p) for p in PRODUCTS.values()), not_found_result()],
         resource_type_field_name=None,
         required=False,
     )
@@ -228,13 +128,15 @@ def bulk_result():
     return inline_serializer(
         "BulkResult",
         {
-            "product": serializers.ChoiceField(choices=[p.value for p in LookupProduct]),
+            "product": serializers.ChoiceField(choices=list(PRODUCTS)),
             "items": item,
         },
     )
 
 
 def bulk_examples() -> list[OpenApiExample]:
+    from lookups.products import PRODUCTS
+
     inputs = [
         {"phone": "+1 415 555 0123"},
         {"phone": "12345"},
@@ -243,7 +145,7 @@ def bulk_examples() -> list[OpenApiExample]:
         {"phone": "+447912345678", "country": "ZZ"},
     ]
     items = [
-        {"index": 0, "data": EXAMPLE_RESULTS[LookupProduct.PHONE_RISK]},
+        {"index": 0, "data": PRODUCTS["phone-risk"].found_example},
         {
             "index": 1,
             "error": {

@@ -63,9 +63,8 @@ _TYPE_NAMES: dict[int, str] = {
 
 # phonenumbers compiles each metadata pattern it matches (prefixes, lengths, formats) through
 # `re.compile`, whose own cache lookup costs more than the match, and holds only 512 patterns
-# (the metadata has 2,050). Its pattern cache keeps each one compiled instead, about 1 MB for
-# all of them. With the types matched by `_number_type`, it saves a bulk call's 50 checks
-# 576 -> 554 µs; before that, when phonenumbers matched the types too, 761 -> 637.
+# (the metadata has 2,050), so a bulk call's fifty numbers would compile them again and
+# again. Its pattern cache keeps each one compiled instead, about 1 MB for all of them.
 phonenumbers.enable_pattern_cache()
 
 # Explicit ASCII classes: str.isdigit() and \d would let Arabic-Indic and other digits through.
@@ -193,8 +192,8 @@ def _parse_international(compact: str) -> phonenumbers.PhoneNumber | None:
     form nearly every API call sends; None where that would raise (it then raises).
 
     `parse` accepts any text (formatting, letters, extensions, RFC 3966, other scripts'
-    digits), and finding the number in it was most of its cost: 9.3 µs against 3 µs here,
-    which a bulk call pays 50 times. These are its own steps for this form, with its
+    digits), and finding the number in it is most of its cost, which a bulk call pays 50
+    times. These are its own steps for this form, with its
     private helpers (pinned); lookups/tests/test_phone.py holds the result to `parse`'s for
     every example number and for any "+" and digits.
     """
@@ -264,7 +263,7 @@ def _region_and_type(number: phonenumbers.PhoneNumber) -> tuple[str | None, int]
 def _number_type(national: str, metadata: PhoneMetadata) -> int:
     """The number's type in the plan of `metadata`: phonenumbers' `_number_type_helper`, with
     each pattern compiled once and matched once (it matches each twice, after a lookup of its
-    compiled form): 3.9 -> 2.0 µs for a UK mobile. Its order decides a number that fits
+    compiled form). Its order decides a number that fits
     several types: the special ranges first, then fixed line and mobile."""
     general, special, fixed_line, mobile, same_pattern = _type_plan(metadata)
     if not general(national):

@@ -220,7 +220,7 @@ def assess_risk_from_tally(
 @cache
 def _unreported(number_type: str, exposed: bool) -> RiskAssessment:
     """The assessment of a number nobody reported (most of them), which its type and exposure
-    alone decide: a bulk call of 50 such numbers would work each out again (1.6 µs a number).
+    alone decide, so a bulk call of 50 such numbers works each out once.
     At most 24 entries; an unknown type raises, and nothing is kept for it."""
     return _assess(number_type, exposed, {})
 

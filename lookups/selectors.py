@@ -1,11 +1,10 @@
 """Reads of intelligence data: one SQL text per product, for one number or fifty.
 
-Every read returns rows of one shape, `(kind, number, label, bucket, n)`, so a
-product's read can run alone (the browser checkers) or as a branch of the one
-statement that also charges for it (`lookups.services`), and a single lookup and
-a 50-item bulk call cost the same round trips. Plain SQL because it sits on
-every lookup's path: building these queries through the ORM cost several times
-more than running them (measured: 4 ms to build the risk query, 0.5 ms to run it).
+Every read returns rows of one shape (`ReadRow`), so a product's read can run alone
+(the browser checkers) or as a branch of the one statement that also charges for it
+(`accounts.services.units.charge_units`), and a single lookup and a 50-item bulk call
+cost the same round trips. Plain SQL because it sits on every lookup's path, where
+building queries through the ORM costs more than running them.
 """
 
 from collections import Counter, defaultdict
@@ -23,7 +22,7 @@ from lookups.models import (
     NumberReport,
 )
 from lookups.risk import ReportTally, recency_bounds
-from phoneintel.db import datetime_param, hot_cursor, on_postgresql
+from phoneintel.db import READ_COLUMNS, ReadRow, hot_cursor
 
 _REPORTS = NumberReport._meta.db_table
 _EXPOSURES = ExposureRecord._meta.db_table
@@ -51,14 +50,14 @@ class Read:
 
 def risk_read(*, e164s: list[str], now: datetime) -> Read:
     """Per number: its reports counted by (category, recency bucket); and the exposed hashes."""
-    bounds = {f"bound_{i}": datetime_param(bound) for i, bound in enumerate(recency_bounds(now))}
+    bounds = {f"bound_{i}": bound for i, bound in enumerate(recency_bounds(now))}
     by_hash = {exposure_hash(n): n for n in e164s}
     number_is, numbers = _one_of("e164", "number", e164s)
     hash_is, hashes = _one_of("number_hash", "hash", list(by_hash))
     return Read(_risk_sql(tuple(bounds), number_is, hash_is), bounds | numbers | hashes, by_hash)
 
 
-@cache  # one text per shape: on PostgreSQL, one for every lookup
+@cache  # one text for every risk read, so the server prepares it once
 def _risk_sql(bounds: tuple[str, ...], number_is: str, hash_is: str) -> str:
     bucket = (
         "CASE "
@@ -137,24 +136,16 @@ def labels(rows, kind: str) -> dict[str, str]:
     return {number: label for row_kind, number, label, *_ in rows if row_kind == kind}
 
 
-def read_rows(read: Read) -> list[tuple]:
-    with hot_cursor() as cursor:
-        cursor.execute(read.sql, read.params)
+def read_rows(read: Read) -> list[ReadRow]:
+    """A read on its own (the free browser checkers)."""
+    with hot_cursor(ReadRow) as cursor:
+        cursor.execute(f"SELECT * FROM ({read.sql}) AS r ({READ_COLUMNS})", read.params)  # noqa: S608
         return cursor.fetchall()
 
 
 def _one_of(column: str, name: str, values: list) -> tuple[str, dict]:
-    """`column` is one of `values`, as SQL and its named parameters.
-
-    On PostgreSQL one parameter, so a statement is the same text whatever the number
-    of values: one prepared statement serves every batch size, and psycopg converts a
-    short query once instead of a 100-parameter one every time. The values travel
-    space-separated and PostgreSQL splits them: psycopg sends one string faster than
-    it sends a list (it inspects a list's items to choose the array's type). Every
-    value here is an E.164 number, a hex hash or a region code, none with a space.
-    SQLite has no arrays: a placeholder per value there.
-    """
-    if on_postgresql():
-        return f"{column} = ANY(string_to_array(%({name}s)s, ' '))", {f"{name}s": " ".join(values)}
-    params = {f"{name}_{index}": value for index, value in enumerate(values)}
-    return f"{column} IN ({', '.join(f'%({key})s' for key in params)})", params
+    """`column` is one of `values`, as SQL and its one named parameter: the statement is the
+    same text whatever the number of values, so one prepared statement serves every batch
+    size. The values travel space-separated (every one is an E.164 number, a hex hash or a
+    region code, none with a space) and PostgreSQL splits them."""
+    return f"{column} = ANY(string_to_array(%({name}s)s, ' '))", {f"{name}s": " ".join(values)}

@@ -12,7 +12,6 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpResponse, JsonResponse
-from django.utils.datastructures import MultiValueDict
 from django_ratelimit.exceptions import Ratelimited
 from django_redis.exceptions import ConnectionInterrupted
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -59,13 +58,13 @@ def success(request, data, *, units_charged: int | None = None, usage: dict | No
 class JsonRenderer(JSONRenderer):
     """DRF's renderer (UTF-8, compact), writing the bytes with orjson.
 
-    DRF's own encodes through Python's json module and copies the text twice more (its
-    U+2028/U+2029 escapes, then to UTF-8): 11 µs for the account's answer against 2 µs
-    here (timeit). The bytes are the same (phoneintel/tests/test_renderer.py): orjson
-    writes the same compact JSON, DRF's escapes are applied to them, and what orjson would
-    write otherwise goes to DRF's encoder (dates and times: its `default`) or to DRF's
-    renderer whole (an integer over 64 bits, a key that is not a string). Only a float
-    may differ, as the same number: `1e-8` where DRF writes `1e-08`; no answer holds one.
+    Every answer is rendered, so it writes with orjson rather than through Python's json
+    module and two more copies of the text. The bytes are the same
+    (phoneintel/tests/test_renderer.py): orjson writes the same compact JSON, DRF's escapes
+    are applied to them, and what orjson would write otherwise goes to DRF's encoder (dates
+    and times: its `default`) or to DRF's renderer whole (an integer over 64 bits, a key
+    that is not a string). Only a float may differ, as the same number: `1e-8` where DRF
+    writes `1e-08`; no answer holds one.
 
     A request may carry a lone surrogate (`"\\ud800"` is valid JSON), and an error names
     the request's fields, unknown property names included: UTF-8 cannot encode one, so
@@ -295,32 +294,6 @@ def parse_json(body: bytes, encoding: str):
         raise drf.ParseError("JSON parse error - nested too deeply") from None
     except ValueError as exc:
         raise drf.ParseError(f"JSON parse error - {exc}") from None
-
-
-def request_json(request):
-    """`request.data` of a DRF request, the same value and the same errors (`json_body`).
-
-    DRF's `request.data` selects its parser and copies the body into a stream on every
-    request: 14.5 µs against 7.2 here (timeit on a DRF request), for a JSON-only API.
-    """
-    data = json_body(request._request, lambda: request.data)
-    # As DRF keeps what it parsed, so a later `request.data` reads the same value.
-    request._data = request._full_data = data
-    request._files = MultiValueDict()
-    return data
-
-
-def json_body(request, otherwise):
-    """The JSON body of Django's `request`, parsed here in the common case.
-
-    A body sent as plain `Content-Type: application/json` (no parameters, so UTF-8) is
-    parsed here; anything else (no body, another type, a charset) is `otherwise()`: DRF's
-    `request.data`, which answers those cases.
-    """
-    body = request.body
-    if not body or request.META.get("CONTENT_TYPE") != "application/json":
-        return otherwise()
-    return parse_json(body, settings.DEFAULT_CHARSET)
 
 
 class JsonOnlyNegotiation(BaseContentNegotiation):

@@ -228,10 +228,6 @@ API_DEFAULT_MONTHLY_QUOTA = 1000
 API_DEFAULT_RATE_LIMIT = "600/m"
 # What a paused product tells callers to wait before retrying.
 PAUSED_RETRY_AFTER_SECONDS = 300
-# How old a process's copy of the pause flags may be before a request reads them again with
-# its key (catalog.selectors.pauses_known): a pause takes effect within this on every
-# process. 0 reads them on every request.
-PAUSE_FLAGS_MAX_AGE_SECONDS = env.float("PAUSE_FLAGS_MAX_AGE_SECONDS", default=1.0)
 # What a store outage (PostgreSQL or Redis unreachable or timing out) tells them.
 STORE_RETRY_AFTER_SECONDS = 5
 # Failed authentications per client address before it is refused outright.
@@ -239,7 +235,12 @@ API_AUTH_FAILURE_RATE = env.str("API_AUTH_FAILURE_RATE", default="30/m")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.ApiKeyAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # In DRF's order: the key (one read), then these, then the key's rate (one Redis
+    # command). Every endpoint with a key asks all of them.
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "catalog.permissions.ProductOpen",
+    ],
     "DEFAULT_THROTTLE_CLASSES": ["accounts.throttling.ApiKeyRateThrottle"],
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "phoneintel.envelope.JsonOnlyNegotiation",
     "DEFAULT_PARSER_CLASSES": ["phoneintel.envelope.JsonParser"],
@@ -285,7 +286,7 @@ CHECKER_MAX_BODY_BYTES = 4096
 # --- Celery --------------------------------------------------------------
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = None
-CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
+CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=not REDIS_URL)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TIMEZONE = "UTC"
 # Workers log through LOGGING below (JSON unless LOG_FORMAT=plain), not Celery's own format.

@@ -3,14 +3,7 @@ from django.urls import include, path, re_path
 
 from accounts.api import AccountView
 from catalog.api import ProductManifestView
-from lookups.api import (
-    BulkLookupView,
-    CarrierLookupView,
-    PhoneExposureCheckView,
-    PhoneLookupView,
-    PhoneRiskCheckView,
-    ReversePhoneLookupView,
-)
+from lookups.api import urlpatterns as lookup_patterns
 from phoneintel.health import healthz, readyz
 from phoneintel.metrics import metrics_view
 from phoneintel.openapi_view import OpenApiDocumentView
@@ -20,12 +13,7 @@ api_patterns = [
     path("products", ProductManifestView.as_view(), name="products"),
     path("openapi.json", OpenApiDocumentView.as_view(), name="openapi"),
     path("account", AccountView.as_view(), name="account"),
-    path("phone-lookups", PhoneLookupView.as_view()),
-    path("phone-risk-checks", PhoneRiskCheckView.as_view()),
-    path("carrier-lookups", CarrierLookupView.as_view()),
-    path("reverse-phone-lookups", ReversePhoneLookupView.as_view()),
-    path("phone-exposure-checks", PhoneExposureCheckView.as_view()),
-    path("bulk-lookups", BulkLookupView.as_view()),
+    *lookup_patterns(),
 ]
 
 urlpatterns = [

@@ -1,9 +1,7 @@
 """Writes on API keys: issue, roll, revoke, authenticate, and the expiry notices."""
 
-from datetime import UTC, datetime, timedelta
-from functools import cache, lru_cache
+from datetime import datetime, timedelta
 
-import orjson
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Q
@@ -11,26 +9,9 @@ from django.utils import timezone
 
 from accounts import crypto
 from accounts.emails import email_queue
-from accounts.models import (
-    KEY_LIFETIME,
-    ApiKey,
-    Developer,
-    KeyExpiryNotice,
-    MonthlyUsage,
-    key_status,
-    month_start,
-)
-from accounts.selectors import AuthenticatedKey, UsageSummary
+from accounts.models import KEY_LIFETIME, ApiKey, Developer, KeyExpiryNotice
+from accounts.selectors import AuthenticatedKey, api_key_read
 from accounts.services.alerts import quota_alerts_reset
-from catalog.selectors import (
-    Pauses,
-    pauses_clock,
-    pauses_from,
-    pauses_known,
-    pauses_remember,
-    pauses_sql,
-)
-from phoneintel.db import first_read, on_postgresql
 from phoneintel.errors import ErrorCode
 
 # Live (neither revoked nor expired) keys a developer may hold at once through the portal.
@@ -136,26 +117,17 @@ def api_key_set_active(*, api_key: ApiKey, active: bool) -> ApiKey:
 def api_key_authenticate(*, raw: str, now: datetime) -> AuthenticatedKey:
     """The key if it may be used now, else KeyRejected with the 401 code.
 
-    The request's first and only read before its work: one query brings the key, its
-    owner's access, this month's usage and its split by product, and what is paused. (A
-    plain lookup runs the same read without the usage inside its charge:
-    `lookups.services`; the account endpoint one without the pause flags:
-    `accounts.authentication.key_checked`.)
+    A malformed key is refused before any read. Otherwise one read brings the key, its
+    owner's access, this month's usage and what is paused (`api_key_read`), and the key's
+    status decides (`accounts.models.key_status`, the rule the portal shows too). Keys are
+    read on every request (no cache), so revocation, deactivation and suspension take
+    effect on the very next one.
     """
-    return api_key_by_hash(key_hash=api_key_hash(raw), now=now)
-
-
-def api_key_by_hash(*, key_hash: str, now: datetime, pauses: bool = True) -> AuthenticatedKey:
-    """`api_key_authenticate` for a key already hashed. With `pauses`, the key carries the
-    pause flags: this process's copy if it is recent (`catalog.selectors.pauses_known`),
-    else read with the key and remembered; without, it has none."""
-    params = key_read_params(key_hash=key_hash, now=now)
-    known = pauses_known() if pauses else None
-    read_at = pauses_clock()
-    row = first_read(key_read_sql(pauses=pauses and known is None), params)
-    api_key = key_from_row(row, params, now=now, pauses=known)
-    if pauses and known is None:
-        pauses_remember(api_key.pauses, read_at)
+    api_key = api_key_read(key_hash=api_key_hash(raw), now=now)
+    if api_key is None:
+        raise KeyRejected(ErrorCode.INVALID_API_KEY)
+    if api_key.status != ApiKey.Status.ACTIVE:
+        raise KeyRejected(_REFUSALS[api_key.status])
     return api_key
 
 
@@ -166,144 +138,11 @@ def api_key_hash(raw: str) -> str:
     return crypto.hash_key(raw, settings.API_KEY_SECRET)
 
 
-def key_read_params(*, key_hash: str, now: datetime) -> dict:
-    return {"key_hash": key_hash, "period": month_start(now)}
-
-
-def key_from_row(
-    row, params: dict, *, now: datetime, admitted: bool = False, pauses: Pauses | None = None
-) -> AuthenticatedKey:
-    """`key_read_sql`'s row as the key, or KeyRejected with the 401 code: no row (no such
-    key), or a key that may not be used at `now`, unless the statement that read the row
-    `admitted` it already. Its pause flags are the row's, if it has them, else `pauses`."""
-    if row is None:  # the statement matched the key's hash exactly: no row, no such key
-        raise KeyRejected(ErrorCode.INVALID_API_KEY)
-    (
-        pk, developer_id, name, prefix, created_at, expires_at, last_used_at,
-        monthly_quota, rate_limit, revoked, is_active, access, units_used, by_product,
-    ) = row[:KEY_COLUMNS_WITHOUT_PAUSES]  # fmt: skip
-    expires_at = _instant(expires_at)
-    if not admitted:
-        status = key_status(
-            revoked=bool(revoked),
-            expires_at=expires_at,
-            usable=bool(is_active) and access == Developer.Access.APPROVED,
-            now=now,
-        )
-        if status != ApiKey.Status.ACTIVE:
-            raise KeyRejected(_REFUSALS[status])
-    return AuthenticatedKey(
-        pk=pk,
-        developer_id=developer_id,
-        name=name,
-        prefix=prefix,
-        created_at=_instant(created_at),
-        expires_at=expires_at,
-        last_used_at=_instant(last_used_at),
-        monthly_quota=monthly_quota,
-        rate_limit=rate_limit,
-        # None when the read left them out: nothing is known of them, not "none".
-        month_usage=None
-        if units_used is None
-        else UsageSummary(
-            period=params["period"],
-            units_used=units_used,
-            units_quota=monthly_quota,
-            by_product=_units_by_product(by_product),
-        ),
-        pauses=pauses_from(*row[KEY_COLUMNS_WITHOUT_PAUSES:])
-        if len(row) > KEY_COLUMNS_WITHOUT_PAUSES
-        else pauses,
-        key_hash=params["key_hash"],
-    )
-
-
 _REFUSALS = {
     ApiKey.Status.REVOKED: ErrorCode.REVOKED_API_KEY,
     ApiKey.Status.EXPIRED: ErrorCode.EXPIRED_API_KEY,
     ApiKey.Status.INACTIVE: ErrorCode.INACTIVE_API_KEY,
 }
-
-# The columns of `key_read_sql`, in order: `key_from_row` reads them by position. The pause
-# flags are the last two.
-KEY_COLUMNS = 16
-KEY_COLUMNS_WITHOUT_PAUSES = 14
-
-
-# Plain SQL on the hottest path: the ORM's query building cost more than the query.
-@cache  # the database's vendor decides the text, and it never changes in a process
-def key_read_sql(*, usage: bool = True, pauses: bool = True) -> str:
-    """The key's read, with `key_read_params`: the key, its owner's access, and (`usage`) this
-    month's usage and (`pauses`) the pause flags. Its columns are named so that a larger
-    statement can use it as a `WITH` item (`lookups.services`).
-
-    Each request reads only what it uses: every join, subquery and column costs PostgreSQL
-    on each call, in setting the plan up and in sending the row (counted with callgrind on
-    PostgreSQL 15, per statement: the owner's email, read here until quota alerts read it
-    themselves, 35K instructions; the month's usage in a lookup's statement, 40K; the pause
-    flags, 48K). The account endpoint needs no pause flags, a plain lookup no usage (its
-    charge returns the month's new total); without usage, its two columns are NULL."""
-    units_used, by_product, usage_join = "NULL", "NULL", ""
-    if usage:
-        units_used, by_product = "COALESCE(m.units_used, 0)", "m.units_by_product"
-        usage_join = f"""LEFT JOIN {MonthlyUsage._meta.db_table} m
-            ON m.api_key_id = k.id AND m.period = %(period)s"""
-    return f"""
-        SELECT k.id, k.developer_id, k.name, k.prefix,
-               {instant_sql("k.created_at")} AS created_at,
-               {instant_sql("k.expires_at")} AS expires_at,
-               {instant_sql("k.last_used_at")} AS last_used_at,
-               k.monthly_quota, k.rate_limit, k.revoked_at IS NOT NULL AS revoked, k.is_active,
-               d.access, {units_used} AS units_used, {by_product} AS units_by_product
-               {", " + pauses_sql() if pauses else ""}
-        FROM {ApiKey._meta.db_table} k
-        JOIN {Developer._meta.db_table} d ON d.id = k.developer_id
-        {usage_join}
-        WHERE k.key_hash = %(key_hash)s
-    """  # noqa: S608  (table names are ours; values are parameters)
-
-
-def _units_by_product(value) -> dict[str, int]:
-    """The month's split as read back: jsonb comes as text through Django's connection (and
-    SQLite's), a dict through a bare psycopg one; no row yet is an empty split."""
-    if isinstance(value, str | bytes):
-        value = orjson.loads(value)  # 0.4 µs against json's 3.3 µs
-    return value or {}
-
-
-def instant_sql(column: str) -> str:
-    """A timestamp column as the key read selects it. On PostgreSQL, whole microseconds since
-    the epoch as bigint, exact: psycopg loads an integer in C, while Django's timestamptz
-    loader is Python and cost 10 µs a value, and a float8's digits go through CPython's
-    correctly rounded strtod (callgrind, psycopg alone: three float8 columns cost 4.5K
-    instructions a row more than three bigint ones)."""
-    if on_postgresql():
-        return f"CAST(EXTRACT(EPOCH FROM {column}) * 1000000 AS bigint)"
-    return column
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def epoch_microseconds(moment: datetime) -> int:
-    """`moment` as `instant_sql` selects a time on PostgreSQL, to compare it with one."""
-    return (moment - _EPOCH) // timedelta(microseconds=1)
-
-
-@lru_cache(maxsize=4096)
-def _instant(value) -> datetime | None:
-    """A column of `instant_sql` as an aware UTC datetime (SQLite hands back a naive one).
-
-    A key's times are the same on each of its requests (`last_used_at` for a minute), so
-    each value is turned into a datetime once, and each request gets the same object: its
-    hash, once computed, is kept, which is what `accounts.selectors.iso_utc`'s cache looks
-    up. The two caches took `GET /v1/data/account` from 1.43M to 1.38M instructions per
-    request (`make instructions`)."""
-    if isinstance(value, int):
-        return _EPOCH + timedelta(microseconds=value)
-    if isinstance(value, datetime) and timezone.is_naive(value):
-        return timezone.make_aware(value, UTC)
-    return value
 
 
 LAST_USED_RESOLUTION = timedelta(seconds=60)

@@ -1,14 +1,31 @@
-"""Charging units: the quota check, the charge, its product split and the quota alerts in one
-statement."""
+"""Charging units: the one statement that checks and charges a key's quota.
 
+Every charge (a single lookup, an idempotent one, a bulk call, staff tooling) runs
+`charge_units`, whose statement:
+- adds the units to the key's month, only if they fit its quota: an atomic conditional
+  upsert (`INSERT … ON CONFLICT DO UPDATE … WHERE used + n <= quota`) that takes the
+  month's row lock, so concurrent callers queue on it and none can pass the `WHERE` on a
+  stale count;
+- adds them to the product's share of the month and to the key's row for the day and
+  product (the usage page);
+- records the quota thresholds (80%, 100%) the charge reaches first: the unique constraint
+  lets exactly one of several racing charges insert each;
+- and runs the caller's read of intelligence data (`read`) in the same statement, so a
+  lookup reads and pays in one round trip, and the rows and the charge cannot part.
+
+It carries no admission rule: by the time it runs, DRF's authentication, permission and
+throttle steps have admitted the key. Every charger locks the month's row before the
+day's, so they cannot deadlock. Inside a transaction (an idempotent call), a failure
+after it rolls the charge back, and the alert emails, queued on commit, are never sent.
+"""
+
+from dataclasses import dataclass
 from datetime import UTC, datetime
-
-from django.db import connection, transaction
 
 from accounts.models import ApiKey, DailyUsage, MonthlyUsage, QuotaAlert, month_start
 from accounts.selectors import AuthenticatedKey, UsageSummary, usage_for_key
 from accounts.services.alerts import quota_alerts_queue
-from phoneintel.db import date_param, datetime_param, hot_cursor, on_postgresql
+from phoneintel.db import READ_COLUMNS, ReadRow, hot_cursor
 from phoneintel.errors import ApiError, ErrorCode
 
 
@@ -33,195 +50,84 @@ _MONTHLY = MonthlyUsage._meta.db_table
 _DAILY = DailyUsage._meta.db_table
 _ALERTS = QuotaAlert._meta.db_table
 _THRESHOLDS = ", ".join(f"({threshold})" for threshold in QuotaAlert.Threshold.values)
-
 # The product is cast everywhere it appears: a prepared statement gives a parameter one type.
 _PRODUCT = "CAST(%(product)s AS text)"
 
-_CHARGE_MONTH_SQL = f"""
-    INSERT INTO {_MONTHLY} (api_key_id, period, units_used, units_by_product)
-    SELECT {{key}}, %(period)s, %(units)s, {{new_split}} {{source}} WHERE %(units)s <= {{quota}}
-    ON CONFLICT (api_key_id, period) DO UPDATE
-        SET units_used = {_MONTHLY}.units_used + EXCLUDED.units_used,
-            units_by_product = {{added_split}}
-        WHERE {_MONTHLY}.units_used + EXCLUDED.units_used <= {{quota_again}}
-    RETURNING api_key_id, units_used
-"""  # noqa: S608  (table names are ours; values are parameters)
-
-_CHARGE_MONTH_SQL_POSTGRES = _CHARGE_MONTH_SQL.format(
-    key="admitted.id",
-    source="FROM admitted",
-    quota="admitted.monthly_quota",
-    quota_again="(SELECT monthly_quota FROM admitted)",
-    new_split=f"jsonb_build_object({_PRODUCT}, %(units)s)",
-    added_split=f"{_MONTHLY}.units_by_product || jsonb_build_object({_PRODUCT},"
-    f" COALESCE(CAST({_MONTHLY}.units_by_product ->> {_PRODUCT} AS integer), 0)"
-    " + EXCLUDED.units_used)",
-)
-# SQLite: a JSON path with the key quoted, since product values contain '-'.
-_CHARGE_MONTH_SQL_SQLITE = _CHARGE_MONTH_SQL.format(
-    key="%(key)s",
-    source="",
-    quota="%(quota)s",
-    quota_again="%(quota)s",
-    new_split=f"json_object({_PRODUCT}, %(units)s)",
-    added_split=f"json_set({_MONTHLY}.units_by_product, %(product_path)s,"
-    f" COALESCE(json_extract({_MONTHLY}.units_by_product, %(product_path)s), 0)"
-    " + EXCLUDED.units_used)",
-)
-
-_CHARGE_DAY_SQL = f"""
-    INSERT INTO {_DAILY} (api_key_id, day, product, units_used)
-    SELECT {{key}}, %(day)s, {_PRODUCT}, %(units)s {{source}}
-    ON CONFLICT (api_key_id, day, product) DO UPDATE
-        SET units_used = {_DAILY}.units_used + EXCLUDED.units_used
-"""  # noqa: S608
-
 # A threshold is reached when used / quota >= threshold %, in integers; bigint because
 # threshold * quota passes 2^31 for quotas above 21 million.
-_ALERT_SQL = f"""
-    INSERT INTO {_ALERTS} (api_key_id, period, threshold, created_at)
-    SELECT {{key}}, %(period)s, threshold, %(now)s FROM {{source}}
-    WHERE CAST({{used}} AS bigint) * 100 >= threshold * CAST({{quota}} AS bigint)
-    ON CONFLICT (api_key_id, period, threshold) DO NOTHING
-    RETURNING threshold
-"""  # noqa: S608
-
-_ALERT_SQL_POSTGRES = _ALERT_SQL.format(
-    key="charged.api_key_id",
-    source=f"charged, admitted, (VALUES {_THRESHOLDS}) AS thresholds (threshold)",
-    used="charged.units_used",
-    quota="admitted.monthly_quota",
-)
-_ALERT_SQL_SQLITE = _ALERT_SQL.format(
-    key="%(key)s",
-    source=f"(SELECT column1 AS threshold FROM (VALUES {_THRESHOLDS}))",  # noqa: S608
-    used="%(units_used)s",
-    quota="%(quota)s",
-)
-
-# PostgreSQL: one statement, charging the key in `admitted` (no row: charge nothing) up to
-# its quota. The day's row and the alerts are written only when the month's upsert
-# returned a row, i.e. only when the charge passed the quota. `alerted` holds the
-# thresholds this charge reached first: the upsert holds the month's row lock, so racing
-# charges reach them one after the other, and the unique constraint lets exactly one of
-# them insert each (ON CONFLICT DO NOTHING returns nothing to the others).
-_CHARGE_CTE_POSTGRES = f"""
-    charged AS ({_CHARGE_MONTH_SQL_POSTGRES}),
-    daily AS ({_CHARGE_DAY_SQL.format(key="charged.api_key_id", source="FROM charged")}),
-    alerted AS ({_ALERT_SQL_POSTGRES})
-"""
-
-# The key to charge and its quota, as parameters (`charge_params`).
-ADMITTED_BY_PARAMETERS = (
-    "admitted AS (SELECT CAST(%(key)s AS bigint) AS id,"
-    " CAST(%(quota)s AS integer) AS monthly_quota)"
-)
-
-NEW_ALERTS_SQL = "(SELECT string_agg(CAST(threshold AS text), ' ') FROM alerted)"
-
-_CHARGE_SQL_POSTGRES = (
-    f"WITH {ADMITTED_BY_PARAMETERS}, {_CHARGE_CTE_POSTGRES}"  # noqa: S608
-    f" SELECT units_used, {NEW_ALERTS_SQL} FROM charged"
-)
-
-
-def charge_params(
-    *, api_key: ApiKey | AuthenticatedKey, units: int, now: datetime, product: str
-) -> dict:
-    """The values of a charge of `api_key` (`ADMITTED_BY_PARAMETERS`, or SQLite's statements)."""
-    return {"key": api_key.pk, "quota": api_key.monthly_quota} | charge_values(
-        units=units, now=now, product=product
+_CHARGE_SQL = f"""
+    WITH charged AS (
+        INSERT INTO {_MONTHLY} AS m (api_key_id, period, units_used, units_by_product)
+        SELECT %(key)s, %(period)s, %(units)s, jsonb_build_object({_PRODUCT}, %(units)s)
+        WHERE %(units)s <= %(quota)s
+        ON CONFLICT (api_key_id, period) DO UPDATE
+            SET units_used = m.units_used + EXCLUDED.units_used,
+                units_by_product = m.units_by_product || jsonb_build_object({_PRODUCT},
+                    COALESCE(CAST(m.units_by_product ->> {_PRODUCT} AS integer), 0)
+                    + EXCLUDED.units_used)
+            WHERE m.units_used + EXCLUDED.units_used <= %(quota)s
+        RETURNING api_key_id, units_used
+    ),
+    daily AS (
+        INSERT INTO {_DAILY} AS d (api_key_id, day, product, units_used)
+        SELECT api_key_id, %(day)s, {_PRODUCT}, %(units)s FROM charged
+        ON CONFLICT (api_key_id, day, product) DO UPDATE
+            SET units_used = d.units_used + EXCLUDED.units_used
+    ),
+    alerted AS (
+        INSERT INTO {_ALERTS} (api_key_id, period, threshold, created_at)
+        SELECT api_key_id, %(period)s, threshold, %(now)s
+        FROM charged, (VALUES {_THRESHOLDS}) AS thresholds (threshold)
+        WHERE CAST(units_used AS bigint) * 100 >= threshold * CAST(%(quota)s AS bigint)
+        ON CONFLICT (api_key_id, period, threshold) DO NOTHING
+        RETURNING threshold
     )
+    SELECT 'charged' AS kind, CAST(NULL AS text) AS number,
+           (SELECT string_agg(CAST(threshold AS text), ' ') FROM alerted) AS label,
+           CAST(NULL AS integer) AS bucket, CAST(units_used AS bigint) AS n
+    FROM charged
+"""  # noqa: S608  (table names are ours; values are parameters)
 
 
-def charge_values(*, units: int, now: datetime, product: str) -> dict:
-    """The values of `charge_cte`, whichever key `admitted` holds."""
-    if units <= 0:
-        raise ValueError("charge at least one unit")
-    return {
-        "period": date_param(month_start(now)),
-        "day": date_param(now.astimezone(UTC).date()),
-        "now": datetime_param(now),
-        "units": units,
-        "product": product,
-    }
-
-
-def charge_cte() -> str:
-    """The charge as `WITH` items for a larger statement (PostgreSQL), after a `WITH` item
-    `admitted (id, monthly_quota)` that holds the key to charge, or no row to charge
-    nothing (`ADMITTED_BY_PARAMETERS` takes it from `charge_params`). `charged` holds the
-    key and the month's new total, or no row when the quota refused the charge;
-    `NEW_ALERTS_SQL` is the thresholds the charge newly reached, as text (`new_alerts`
-    reads it back).
-
-    The lookup puts its read behind it, so reading and charging cost one round trip
-    (`lookups.services`); `charge_units` is the same charge on its own.
-    """
-    return _CHARGE_CTE_POSTGRES
-
-
-def new_alerts(text: str | None) -> list[int]:
-    """The thresholds of `NEW_ALERTS_SQL` as read back."""
-    return sorted(int(threshold) for threshold in (text or "").split())
+@dataclass(frozen=True)
+class Charged:
+    usage: UsageSummary  # the key's month after the charge
+    rows: list  # the rows of the read that ran with it
 
 
 def charge_units(
-    *, api_key: ApiKey | AuthenticatedKey, units: int, now: datetime, product: str
-) -> UsageSummary:
-    """Adds `units` of `product` to this month's usage of the key, or raises QuotaExceeded
-    and adds nothing.
-
-    The check and the charge are one statement: the upsert takes the row lock, so
-    concurrent callers queue on it and each sees the total the previous one left;
-    none can pass the `WHERE` on a stale count. The same statement adds the units to
-    the product's share of the month and to the key's row for the day and product (the
-    usage page), and records the quota thresholds the charge reaches first; every
-    charger locks the month's row before the day's, so they cannot deadlock. Call it
-    inside the transaction that commits the lookup, so a failure after it rolls the
-    charge back (and the alert emails, queued on commit, are never sent).
-    """
-    params = charge_params(api_key=api_key, units=units, now=now, product=product)
-    if on_postgresql():
-        with hot_cursor() as cursor:
-            cursor.execute(_CHARGE_SQL_POSTGRES, params)
-            row = cursor.fetchone()
-        units_used, alerts = (row[0], new_alerts(row[1])) if row else (None, [])
-    else:
-        # SQLite (the embedded default) allows no INSERT inside WITH: separate statements,
-        # one transaction.
-        params["product_path"] = f'$."{product}"'
-        units_used, alerts = None, []
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(_CHARGE_MONTH_SQL_SQLITE, params)
-            row = cursor.fetchone()
-            if row is not None:
-                units_used = row[1]  # (api_key_id, units_used)
-                cursor.execute(_CHARGE_DAY_SQL.format(key="%(key)s", source=""), params)
-                cursor.execute(_ALERT_SQL_SQLITE, params | {"units_used": units_used})
-                alerts = sorted(threshold for (threshold,) in cursor.fetchall())
-    return charged_usage(
-        api_key=api_key, units=units, now=now, units_used=units_used, alerts=alerts
-    )
-
-
-def charged_usage(
-    *,
-    api_key: ApiKey | AuthenticatedKey,
-    units: int,
-    now: datetime,
-    units_used: int | None,
-    alerts=(),
-) -> UsageSummary:
-    """The usage after a charge that left `units_used` (None: the quota refused it).
-
-    Queues one email per quota threshold in `alerts` (those the charge reached first).
-    """
-    if units_used is None:
+    *, api_key: AuthenticatedKey | ApiKey, units: int, now: datetime, product: str, read=None
+) -> Charged:
+    """Adds `units` of `product` to this month's usage of the key and runs `read` (any object
+    with `sql` and `params` whose rows are `ReadRow`s) in the same statement; or raises
+    QuotaExceeded and charges nothing. No units (a bulk call of invalid inputs only, which
+    has nothing to read either) cost no statement."""
+    if units <= 0:
+        return Charged(usage=usage_for_key(api_key=api_key, now=now), rows=[])
+    sql, params = _CHARGE_SQL, {}
+    if read is not None:
+        sql += f" UNION ALL SELECT * FROM ({read.sql}) AS r ({READ_COLUMNS})"  # noqa: S608
+        params = read.params
+    params = params | {
+        "key": api_key.pk,
+        "quota": api_key.monthly_quota,
+        "units": units,
+        "period": month_start(now),
+        "day": now.astimezone(UTC).date(),
+        "now": now,
+        "product": product,
+    }
+    with hot_cursor(ReadRow) as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    charge = next((row for row in rows if row.kind == "charged"), None)
+    if charge is None:
+        # The month as it stands, for the refusal's message: a read, on this rare path only.
         raise QuotaExceeded(usage_for_key(api_key=api_key, now=now), units)
     usage = UsageSummary(
-        period=month_start(now), units_used=units_used, units_quota=api_key.monthly_quota
+        period=month_start(now), units_used=charge.n, units_quota=api_key.monthly_quota
     )
+    alerts = sorted(int(threshold) for threshold in (charge.label or "").split())
     if alerts:
         quota_alerts_queue(api_key=api_key, thresholds=alerts, usage=usage)
-    return usage
+    return Charged(usage=usage, rows=[row for row in rows if row.kind != "charged"])

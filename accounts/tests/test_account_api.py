@@ -1,4 +1,3 @@
-import os
 import socket
 import threading
 from datetime import UTC, datetime, timedelta
@@ -9,7 +8,6 @@ from django.utils import timezone
 from django_redis import get_redis_connection
 
 from accounts.models import ApiKey, DailyUsage, MonthlyUsage, month_start
-from accounts.throttling import counters
 from catalog.services import lookups_set_paused, product_set_paused
 
 pytestmark = pytest.mark.django_db
@@ -151,43 +149,6 @@ def test_each_rate_unit_counts_in_its_own_window(
         assert answer.status_code == (429 if left is None else 200)
         assert answer["RateLimit-Policy"] == f'"default";q=3;w={window}'
         assert answer["RateLimit"].startswith(f'"default";r={left or 0};t=')
-
-
-def test_a_thread_counts_on_one_connection_and_a_forked_process_on_its_own(
-    client, make_key, bearer
-):
-    """The rate check keeps a Redis connection per thread (`_RedisCounters.connection`): the
-    thread's requests reuse it, and a forked worker never writes to its parent's socket,
-    where the two would read each other's replies."""
-    _, raw = make_key(rate_limit="100/h")
-    redis = get_redis_connection("default")
-    with time_machine.travel(timezone.now(), tick=False):
-        assert client.get("/v1/data/account", **bearer(raw))["RateLimit"].startswith(
-            '"default";r=99;'
-        )
-        parent = counters().connection()
-        clients = redis.client_list()
-        for remaining in (98, 97, 96):
-            assert client.get("/v1/data/account", **bearer(raw))["RateLimit"].startswith(
-                f'"default";r={remaining};'
-            )
-        assert counters().connection() is parent
-        assert len(redis.client_list()) == len(clients)  # no connection made or left behind
-        read, write = os.pipe()
-        child = os.fork()
-        if child == 0:  # the child reports and leaves at once, touching nothing of the parent's
-            try:
-                own = counters().connection()
-                os.write(write, b"own" if own is not parent else b"parent's")
-            finally:
-                os._exit(0)  # never back into pytest, whatever happened
-        os.waitpid(child, 0)
-        assert os.read(read, 16) == b"own"
-        os.close(read)
-        os.close(write)
-        assert client.get("/v1/data/account", **bearer(raw))["RateLimit"].startswith(
-            '"default";r=95;'
-        )
 
 
 def test_a_redis_that_hangs_up_costs_each_request_one_connection_attempt(

@@ -171,10 +171,10 @@ def test_the_apikey_command_resets_alerts_like_the_admin(client, make_key, sent)
 def test_each_alert_goes_once_when_20_requests_race_across_the_thresholds(
     gunicorn_server, make_key, tmp_path
 ):
-    """Four worker processes in two servers; tasks run in the request (no REDIS_URL)."""
+    """Four worker processes in two servers; tasks run in the request."""
     outbox = tmp_path / "emails"
     environ = {
-        "REDIS_URL": "",
+        "CELERY_TASK_ALWAYS_EAGER": "1",
         "EMAIL_BACKEND": "django.core.mail.backends.filebased.EmailBackend",
         "EMAIL_FILE_PATH": str(outbox),
         "SITE_URL": "https://portal.example.test",

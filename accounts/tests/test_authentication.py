@@ -1,9 +1,7 @@
 """Bearer keys: every 401 condition, and nothing but the header authenticates.
 
-Each case runs on the three ways a key is checked: the account's own check
-(`accounts.authentication.key_checked`), a plain lookup's own statement
-(`lookups.services.lookup_one_checking_key`) and DRF's authentication (a lookup with an
-Idempotency-Key).
+Each case runs on the account, a plain lookup and one with an Idempotency-Key: all three
+pass DRF's one authentication step (`accounts.authentication.ApiKeyAuthentication`).
 """
 
 import uuid

@@ -14,7 +14,8 @@ from catalog.selectors import product_is_paused
 from lookups.browser.envelope import seal
 from lookups.browser.protection import CheckRequest
 from lookups.inputs import check_input, problems_error
-from lookups.models import BrowserCheckCount, LookupProduct
+from lookups.models import BrowserCheckCount
+from lookups.products import PRODUCTS
 from lookups.services import lookup_results
 from phoneintel.errors import ApiError, ErrorCode
 
@@ -24,7 +25,7 @@ _COUNTS = BrowserCheckCount._meta.db_table
 def checker_products():
     """The products the catalog offers on the browser channel that have a lookup behind them."""
     return (
-        Product.objects.filter(on_browser=True, slug__in=list(LookupProduct))
+        Product.objects.filter(on_browser=True, slug__in=list(PRODUCTS))
         .exclude(availability=Product.Availability.PLANNED)
         .order_by("position", "slug")
     )
@@ -41,7 +42,7 @@ def browser_check(*, product: Product, check: CheckRequest, now: datetime) -> st
     parsed = check_input(check.lookup_input)
     if isinstance(parsed, list):
         raise problems_error(parsed)
-    (result,) = lookup_results(product=LookupProduct(product.slug), phones=[parsed], now=now)
+    (result,) = lookup_results(product=PRODUCTS[product.slug], phones=[parsed], now=now)
     browser_check_count(product_id=product.pk, day=now.astimezone(UTC).date())
     return seal({"product": product.slug, "result": result}, check.recipient)
 
@@ -54,5 +55,5 @@ def browser_check_count(*, product_id: int, day: date) -> None:
             INSERT INTO {_COUNTS} (product_id, day, checks) VALUES (%s, %s, 1)
             ON CONFLICT (product_id, day) DO UPDATE SET checks = {_COUNTS}.checks + 1
             """,  # noqa: S608  (the table name is ours; values are parameters)
-            [product_id, connection.ops.adapt_datefield_value(day)],
+            [product_id, day],
         )

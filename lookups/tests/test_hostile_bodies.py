@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from accounts.models import MonthlyUsage
-from lookups.services import LookupProduct
+from lookups.products import PRODUCTS
 from phoneintel.errors import CODES_BY_STATUS
 
 pytestmark = pytest.mark.django_db
@@ -118,7 +118,7 @@ lookup_bodies = st.one_of(
     st.binary(max_size=200),  # not UTF-8, NUL bytes, anything
     lookup_objects.map(lambda body: b"\xef\xbb\xbf" + body),  # a UTF-8 byte order mark
 )
-products = st.sampled_from([f'"{p.value}"'.encode() for p in LookupProduct]) | values
+products = st.sampled_from([f'"{p}"'.encode() for p in PRODUCTS]) | values
 bulk_bodies = st.one_of(
     st.builds(
         lambda product, inputs: (

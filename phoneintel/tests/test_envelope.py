@@ -3,10 +3,6 @@
 import json
 
 import pytest
-from django.test import RequestFactory
-from rest_framework.views import APIView
-
-from phoneintel.envelope import request_json
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("phoneintel.tests.urls")]
 
@@ -140,38 +136,3 @@ def test_django_ratelimit_refusal_is_429_never_403(client):
     response = client.get("/v1/probe/limited")
     assert_error(response, 429, "rate_limited")
     assert int(response["Retry-After"]) >= 1
-
-
-@pytest.mark.parametrize(
-    ("content_type", "body"),
-    [
-        ("application/json", b'{"phoneNumber": "+14155550123"}'),
-        ("application/json", b'[1, "\\ud800", {"a": null}]'),
-        ("application/json", b""),
-        ("application/json", b"{nope"),
-        ("application/json", b"NaN"),
-        ("application/json", b"[" * 5000 + b"]" * 5000),
-        ("application/json", '{"name": "é"}'.encode("latin-1")),
-        # RequestFactory encodes a text body in the content type's charset.
-        ("application/json; charset=utf-16", '{"name": "é"}'),
-        ("APPLICATION/JSON", b'{"a": 1}'),
-        ("text/plain", b'{"a": 1}'),
-        ("", b'{"a": 1}'),
-    ],
-)
-def test_the_direct_json_read_answers_as_drf_request_data_does(content_type, body):
-    """`request_json` (the lookups' body read) gives the value or the error DRF would."""
-
-    def outcome(read):
-        request = APIView().initialize_request(
-            RequestFactory().post("/v1/data/phone-lookups", body, content_type=content_type)
-        )
-        try:
-            return "value", read(request)
-        except Exception as exc:  # the error is what is compared
-            return type(exc).__name__, str(exc)
-
-    direct = outcome(request_json)
-    assert direct == outcome(lambda request: request.data)
-    if body == b'{"phoneNumber": "+14155550123"}':
-        assert direct == ("value", {"phoneNumber": "+14155550123"})
