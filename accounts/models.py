@@ -69,6 +69,11 @@ class Developer(models.Model):
         blank=True,
         help_text="Monthly units of each key this developer creates; empty means the default.",
     )
+    monthly_allowance = models.PositiveIntegerField(
+        default=settings.API_DEFAULT_MONTHLY_ALLOWANCE,
+        help_text="Live units this developer may spend per UTC calendar month, across all "
+        "their keys. Test keys never count.",
+    )
     created_at = models.DateTimeField(default=timezone.now)
     reviewed_at = models.DateTimeField(null=True, blank=True, editable=False)
 
@@ -87,7 +92,28 @@ class ApiKey(models.Model):
         REVOKED = "revoked", "Revoked"
         INACTIVE = "inactive", "Inactive"
 
+    class Mode(models.TextChoices):
+        LIVE = "live", "Live"
+        TEST = "test", "Test"
+
     developer = models.ForeignKey(Developer, on_delete=models.PROTECT, related_name="api_keys")
+    mode = models.CharField(
+        max_length=4,
+        choices=Mode.choices,
+        default=Mode.LIVE,
+        editable=False,
+        help_text="A test key answers only the sandbox's test numbers, on test usage.",
+    )
+    # The first key of its chain of rolls: a rolled key's successor continues the lineage's
+    # usage for the month (one lineage, one quota). Null for a key never rolled from another.
+    lineage = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        editable=False,
+    )
     name = models.CharField(max_length=100, default="Default key")
     prefix = models.CharField(max_length=32, unique=True, editable=False)
     # HMAC-SHA-256 of the whole key; the raw key is never stored (see crypto.py).
@@ -136,9 +162,16 @@ class ApiKey(models.Model):
         return key_status(
             revoked=self.revoked_at is not None,
             expires_at=self.expires_at,
-            usable=self.is_active and self.developer.is_approved,
+            usable=key_usable(
+                is_active=self.is_active, access=self.developer.access, mode=self.mode
+            ),
             now=now,
         )
+
+    @property
+    def lineage_id_or_own(self) -> int:
+        """The key whose row counts this key's usage: the first of its lineage."""
+        return self.lineage_id or self.pk
 
     @property
     def owner_email(self) -> str:
@@ -148,6 +181,18 @@ class ApiKey(models.Model):
     @property
     def status(self) -> str:
         return self.status_at(timezone.now())
+
+
+def key_usable(*, is_active: bool, access: str, mode: str) -> bool:
+    """Whether a key that is neither revoked nor expired may be used: staff have not
+    deactivated it, and its owner's access allows its mode. Live keys need staff approval;
+    test keys work before it (a developer waiting for approval builds against the sandbox),
+    and stop with a suspension or a rejection like live ones."""
+    if not is_active:
+        return False
+    if mode == ApiKey.Mode.TEST:
+        return access in (Developer.Access.APPROVED, Developer.Access.PENDING)
+    return access == Developer.Access.APPROVED
 
 
 def key_status(*, revoked: bool, expires_at: datetime, usable: bool, now: datetime) -> str:
@@ -189,6 +234,38 @@ class MonthlyUsage(models.Model):
 
     def __str__(self):
         return f"{self.api_key.prefix} {self.period:%Y-%m}: {self.units_used}"
+
+
+class DeveloperMonthlyUsage(models.Model):
+    """Live units charged to all of one developer's keys in one UTC calendar month, against
+    their allowance. Written only by the charge (accounts.services.units), in the statement
+    that charges the key."""
+
+    developer = models.ForeignKey(
+        Developer, on_delete=models.CASCADE, related_name="monthly_usage", db_index=False
+    )
+    period = models.DateField(help_text="First day of the UTC month.")
+    units_used = models.PositiveIntegerField(default=0)
+    # The allowance as the month's last charge read it: the check below holds the month to it.
+    units_allowed = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["developer", "period"], name="one_usage_row_per_developer_month"
+            ),
+            # The database itself refuses an overdrawn allowance, whatever the concurrency:
+            # a charge that would pass it fails as a whole (the key's units included).
+            models.CheckConstraint(
+                condition=Q(units_used__lte=F("units_allowed")),
+                name="developer_usage_within_allowance",
+            ),
+        ]
+        ordering = ["-period"]
+        verbose_name_plural = "developer monthly usage"
+
+    def __str__(self):
+        return f"{self.developer} {self.period:%Y-%m}: {self.units_used} of {self.units_allowed}"
 
 
 class AccessRequest(Developer):

@@ -12,9 +12,11 @@ from accounts.models import (
     ApiKey,
     DailyUsage,
     Developer,
+    DeveloperMonthlyUsage,
     MonthlyUsage,
     QuotaAlert,
     key_status,
+    key_usable,
     month_start,
 )
 from catalog.selectors import PAUSES_SQL, Pauses, catalog_products, pauses_from
@@ -61,6 +63,18 @@ class UsageSummary:
         }
 
 
+def developer_allowance(*, developer_id: int, now: datetime) -> UsageSummary:
+    """The developer's live units this month against their allowance."""
+    period = month_start(now)
+    used = (
+        DeveloperMonthlyUsage.objects.filter(developer_id=developer_id, period=period)
+        .values_list("units_used", flat=True)
+        .first()
+    )
+    allowance = Developer.objects.values_list("monthly_allowance", flat=True).get(pk=developer_id)
+    return UsageSummary(period=period, units_used=used or 0, units_quota=allowance)
+
+
 @lru_cache(maxsize=16)
 def _month_texts(period: date) -> tuple[str, str]:
     """The month as `meta.usage` writes it (`YYYY-MM`), and when it ends."""
@@ -88,10 +102,18 @@ class AuthenticatedKey:
     last_used_at: datetime | None
     monthly_quota: int
     rate_limit: str
+    mode: str  # `ApiKey.Mode`: a test key answers from the sandbox (`lookups.sandbox`)
+    lineage_id: int  # the key whose usage rows count this key's units (`ApiKey.lineage`)
     status: str  # `accounts.models.key_status`: only an active key authenticates
     pauses: Pauses
     month_usage: UsageSummary
+    # The developer's live units this month against their allowance; None for a test key.
+    allowance: UsageSummary | None
     key_hash: str  # names the key's rate counters (`accounts.throttling`)
+
+    @property
+    def is_test(self) -> bool:
+        return self.mode == ApiKey.Mode.TEST
 
 
 @dataclass(frozen=True)
@@ -107,24 +129,34 @@ class _KeyRow:
     last_used_at: datetime | None
     monthly_quota: int
     rate_limit: str
+    mode: str
+    lineage_id: int
     revoked: bool
     is_active: bool
     access: str
     units_used: int
     units_by_product: object  # jsonb: text through Django's connection
+    monthly_allowance: int
+    allowance_used: int
     paused_products: list[str]
     all_paused: bool
 
 
-# Plain SQL: every API request with a key runs it, first. The key is found by its hash.
+# Plain SQL: every API request with a key runs it, first. The key is found by its hash; its
+# month's usage is its lineage's (a rolled key continues its predecessor's).
 _KEY_READ_SQL = f"""
     SELECT k.id, k.developer_id, k.name, k.prefix, k.created_at, k.expires_at,
-           k.last_used_at, k.monthly_quota, k.rate_limit, k.revoked_at IS NOT NULL AS revoked,
+           k.last_used_at, k.monthly_quota, k.rate_limit, k.mode,
+           COALESCE(k.lineage_id, k.id) AS lineage_id, k.revoked_at IS NOT NULL AS revoked,
            k.is_active, d.access, COALESCE(m.units_used, 0) AS units_used,
-           m.units_by_product, {PAUSES_SQL}
+           m.units_by_product, d.monthly_allowance,
+           COALESCE(du.units_used, 0) AS allowance_used, {PAUSES_SQL}
     FROM {ApiKey._meta.db_table} k
     JOIN {Developer._meta.db_table} d ON d.id = k.developer_id
-    LEFT JOIN {MonthlyUsage._meta.db_table} m ON m.api_key_id = k.id AND m.period = %(period)s
+    LEFT JOIN {MonthlyUsage._meta.db_table} m
+        ON m.api_key_id = COALESCE(k.lineage_id, k.id) AND m.period = %(period)s
+    LEFT JOIN {DeveloperMonthlyUsage._meta.db_table} du
+        ON du.developer_id = k.developer_id AND du.period = %(period)s
     WHERE k.key_hash = %(key_hash)s
 """  # noqa: S608  (table names are ours; values are parameters)
 
@@ -146,10 +178,12 @@ def api_key_read(*, key_hash: str, now: datetime) -> AuthenticatedKey | None:
         last_used_at=row.last_used_at,
         monthly_quota=row.monthly_quota,
         rate_limit=row.rate_limit,
+        mode=row.mode,
+        lineage_id=row.lineage_id,
         status=key_status(
             revoked=row.revoked,
             expires_at=row.expires_at,
-            usable=row.is_active and row.access == Developer.Access.APPROVED,
+            usable=key_usable(is_active=row.is_active, access=row.access, mode=row.mode),
             now=now,
         ),
         pauses=pauses_from(row.paused_products, row.all_paused),
@@ -158,6 +192,11 @@ def api_key_read(*, key_hash: str, now: datetime) -> AuthenticatedKey | None:
             units_used=row.units_used,
             units_quota=row.monthly_quota,
             by_product=_units_by_product(row.units_by_product),
+        ),
+        allowance=None
+        if row.mode == ApiKey.Mode.TEST
+        else UsageSummary(
+            period=period, units_used=row.allowance_used, units_quota=row.monthly_allowance
         ),
         key_hash=key_hash,
     )
@@ -172,9 +211,11 @@ def _units_by_product(value) -> dict[str, int]:
 
 
 def usage_for_key(*, api_key: ApiKey | AuthenticatedKey, now: datetime) -> UsageSummary:
+    """The key's month: its lineage's units against its quota."""
     period = month_start(now)
+    lineage_id = api_key.lineage_id or api_key.pk
     used = (
-        MonthlyUsage.objects.filter(api_key_id=api_key.pk, period=period)
+        MonthlyUsage.objects.filter(api_key_id=lineage_id, period=period)
         .values_list("units_used", flat=True)
         .first()
     )
@@ -236,7 +277,9 @@ def developer_keys(*, developer: Developer, now: datetime) -> list[KeyRow]:
     for key in keys:
         key.developer = developer
         usage = UsageSummary(
-            period=period, units_used=used.get(key.pk, 0), units_quota=key.monthly_quota
+            period=period,
+            units_used=used.get(key.lineage_id_or_own, 0),
+            units_quota=key.monthly_quota,
         )
         rows.append(
             KeyRow(
@@ -302,7 +345,17 @@ class DeveloperUsage:
 
     @property
     def units_used(self) -> int:
-        return sum(row.usage.units_used for row in self.keys)
+        """Live units this month: each lineage once (a rolled key shares its predecessor's)."""
+        return self._units(ApiKey.Mode.LIVE)
+
+    @property
+    def test_units_used(self) -> int:
+        return self._units(ApiKey.Mode.TEST)
+
+    def _units(self, mode: str) -> int:
+        lineages = {row.key.lineage_id_or_own: row.usage.units_used for row in self.keys}
+        modes = {row.key.lineage_id_or_own: row.key.mode for row in self.keys}
+        return sum(units for lineage, units in lineages.items() if modes[lineage] == mode)
 
     @property
     def resets_at(self) -> datetime:
@@ -326,15 +379,17 @@ def developer_usage(*, developer: Developer, now: datetime) -> DeveloperUsage:
     }
     rows = []
     for key in keys.values():
-        used, split = this_month.get(key.pk, (0, {}))
-        if key.pk in this_month or key.status_at(now) in LIVE_STATUSES:
+        lineage = key.lineage_id_or_own
+        used, split = this_month.get(lineage, (0, {}))
+        if lineage in this_month or key.status_at(now) in LIVE_STATUSES:
             usage = UsageSummary(
                 period=period, units_used=used, units_quota=key.monthly_quota, by_product=split
             )
             rows.append(KeyMonth(key=key, status=key.status_at(now), usage=usage))
     names = {product.slug: product.name for product in catalog_products()}
     per_product: dict[str, int] = {}
-    for used, split in this_month.values():
+    live = {pk for pk, key in keys.items() if key.mode == ApiKey.Mode.LIVE}
+    for used, split in (this_month[pk] for pk in this_month if pk in live):
         for product, units in split.items():
             per_product[product] = per_product.get(product, 0) + units
         # Units charged before the split was recorded belong to no product.
@@ -342,7 +397,9 @@ def developer_usage(*, developer: Developer, now: datetime) -> DeveloperUsage:
         if unsplit > 0:
             per_product[""] = per_product.get("", 0) + unsplit
     daily = (
-        DailyUsage.objects.filter(api_key__developer=developer, day__gte=period)
+        DailyUsage.objects.filter(
+            api_key__developer=developer, api_key__mode=ApiKey.Mode.LIVE, day__gte=period
+        )
         .values("day", "product")
         .annotate(units=Sum("units_used"))
         .values_list("day", "product", "units")

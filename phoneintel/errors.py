@@ -125,8 +125,10 @@ class ApiError(APIException):
         )
 
     @classmethod
-    def retry_later(cls, code: ErrorCode, message: str, retry_after: int) -> "ApiError":
-        return cls(code, message, retry_after=retry_after)
+    def retry_later(
+        cls, code: ErrorCode, message: str, retry_after: int, details: list[dict] | None = None
+    ) -> "ApiError":
+        return cls(code, message, retry_after=retry_after, details=details)
 
 
 def too_many_requests() -> ApiError:

@@ -225,6 +225,10 @@ API_VERSION = "2026-08-11.beta1"
 API_MAX_BODY_BYTES = 32 * 1024
 API_KEY_LIFETIME_DAYS = 90
 API_DEFAULT_MONTHLY_QUOTA = 1000
+# Live units a developer may spend per month across all their keys (staff set it per developer).
+API_DEFAULT_MONTHLY_ALLOWANCE = 10_000
+# A test key's monthly quota: sandbox calls, never counted in live usage or the allowance.
+API_DEFAULT_TEST_MONTHLY_QUOTA = 10_000
 API_DEFAULT_RATE_LIMIT = "600/m"
 # What a paused product tells callers to wait before retrying.
 PAUSED_RETRY_AFTER_SECONDS = 300

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from accounts import crypto
 from accounts.emails import email_queue
-from accounts.models import KEY_LIFETIME, ApiKey, Developer, KeyExpiryNotice
+from accounts.models import KEY_LIFETIME, ApiKey, Developer, KeyExpiryNotice, key_usable
 from accounts.selectors import AuthenticatedKey, api_key_read
 from accounts.services.alerts import quota_alerts_reset
 from phoneintel.errors import ErrorCode
@@ -55,8 +55,12 @@ def api_key_create(
     monthly_quota: int | None = None,
     rate_limit: str | None = None,
     expires_at: datetime | None = None,
+    mode: str = ApiKey.Mode.LIVE,
+    lineage: ApiKey | None = None,
 ) -> tuple[ApiKey, str]:
-    """Issues a key. The raw key is returned here once and exists nowhere else."""
+    """Issues a key (a test key with `mode=test`). The raw key is returned here once and
+    exists nowhere else. A successor names its predecessor's `lineage`, whose month's usage
+    it continues."""
     now = timezone.now()
     latest = now + KEY_LIFETIME
     if expires_at is None:
@@ -66,7 +70,7 @@ def api_key_create(
     if expires_at <= now:
         raise KeyLifetimeError("The expiry must be in the future.")
     for _attempt in range(3):
-        raw = crypto.generate_key()
+        raw = crypto.generate_key(test=mode == ApiKey.Mode.TEST)
         try:
             with transaction.atomic():
                 key = ApiKey.objects.create(
@@ -76,18 +80,22 @@ def api_key_create(
                     key_hash=crypto.hash_key(raw, settings.API_KEY_SECRET),
                     created_at=now,
                     expires_at=expires_at,
-                    monthly_quota=(
-                        settings.API_DEFAULT_MONTHLY_QUOTA
-                        if monthly_quota is None
-                        else monthly_quota
-                    ),
+                    monthly_quota=_default_quota(mode) if monthly_quota is None else monthly_quota,
                     rate_limit=rate_limit or settings.API_DEFAULT_RATE_LIMIT,
+                    mode=mode,
+                    lineage=lineage,
                 )
             return key, raw
         except IntegrityError:
             # A display prefix collided (47 random bits); draw a new key.
             continue
     raise RuntimeError("Could not draw a unique API key.")
+
+
+def _default_quota(mode: str) -> int:
+    if mode == ApiKey.Mode.TEST:
+        return settings.API_DEFAULT_TEST_MONTHLY_QUOTA
+    return settings.API_DEFAULT_MONTHLY_QUOTA
 
 
 def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
@@ -155,21 +163,29 @@ def api_key_touch(*, api_key_id: int, now: datetime) -> None:
 
 
 @transaction.atomic
-def developer_key_create(*, developer: Developer, name: str) -> tuple[ApiKey, str]:
-    """A key issued in the portal: approved developers only, a bounded number at once."""
+def developer_key_create(
+    *, developer: Developer, name: str, mode: str = ApiKey.Mode.LIVE
+) -> tuple[ApiKey, str]:
+    """A key issued in the portal: a bounded number of each mode at once; live keys for
+    approved developers only, test keys for any developer who may use them
+    (`accounts.models.key_usable`)."""
     # The developer's row is locked so that two tabs creating keys at once both count.
     developer = Developer.objects.select_for_update().get(pk=developer.pk)
-    if not developer.is_approved:
-        raise KeyNotAllowed(
-            f"Your access is {developer.get_access_display().lower()}: you cannot create keys."
-        )
+    if not key_usable(is_active=True, access=developer.access, mode=mode):
+        access = developer.get_access_display().lower()
+        if mode == ApiKey.Mode.LIVE and developer.access == Developer.Access.PENDING:
+            raise KeyNotAllowed(
+                "Live keys come once staff approve your access; test keys work now."
+            )
+        raise KeyNotAllowed(f"Your access is {access}: you cannot create keys.")
     now = timezone.now()
-    live = developer.api_keys.filter(revoked_at__isnull=True, expires_at__gt=now).count()
-    if live >= MAX_LIVE_KEYS_PER_DEVELOPER:
+    held = developer.api_keys.filter(mode=mode, revoked_at__isnull=True, expires_at__gt=now)
+    if (count := held.count()) >= MAX_LIVE_KEYS_PER_DEVELOPER:
         raise KeyNotAllowed(
-            f"You have {live} live keys, the most allowed. Revoke one you no longer use."
+            f"You have {count} {mode} keys, the most allowed. Revoke one you no longer use."
         )
-    return api_key_create(developer=developer, name=name, monthly_quota=developer.monthly_quota)
+    quota = developer.monthly_quota if mode == ApiKey.Mode.LIVE else None
+    return api_key_create(developer=developer, name=name, monthly_quota=quota, mode=mode)
 
 
 @transaction.atomic
@@ -179,10 +195,6 @@ def api_key_roll(
     """Issues a successor with the same name, quota and rate limit; the old key stops at
     `old_key_expires_at` (now, or up to 24 hours later, never later than it would have)."""
     old = ApiKey.objects.select_for_update().select_related("developer").get(pk=api_key.pk)
-    if not old.developer.is_approved:
-        raise KeyNotAllowed(
-            f"Your access is {old.developer.get_access_display().lower()}: you cannot roll keys."
-        )
     if old.status_at(now) != ApiKey.Status.ACTIVE:
         raise KeyNotAllowed(f"Only an active key can be rolled; this one is {old.status_at(now)}.")
     if not now <= old_key_expires_at <= now + ROLL_GRACE_MAX:
@@ -192,6 +204,8 @@ def api_key_roll(
         name=old.name,
         monthly_quota=old.monthly_quota,
         rate_limit=old.rate_limit,
+        mode=old.mode,
+        lineage=old.lineage or old,
     )
     old.expires_at = min(old.expires_at, old_key_expires_at)
     old.save(update_fields=["expires_at"])

@@ -1,52 +1,87 @@
-"""Charging units: the one statement that checks and charges a key's quota.
+"""Charging units: the one statement that checks and charges a key's quota and its
+developer's allowance.
 
 Every charge (a single lookup, an idempotent one, a bulk call, staff tooling) runs
 `charge_units`, whose statement:
-- adds the units to the key's month, only if they fit its quota: an atomic conditional
-  upsert (`INSERT … ON CONFLICT DO UPDATE … WHERE used + n <= quota`) that takes the
-  month's row lock, so concurrent callers queue on it and none can pass the `WHERE` on a
-  stale count;
+- adds the units to the key's month (its lineage's: a rolled key continues its
+  predecessor's), only if they fit its quota: an atomic conditional upsert
+  (`INSERT … ON CONFLICT DO UPDATE … WHERE used + n <= quota`) that takes the month's row
+  lock, so concurrent callers queue on it and none can pass the `WHERE` on a stale count;
+- for a live key, adds them to the developer's month, whose check constraint
+  (`developer_usage_within_allowance`) refuses an overdrawn allowance: the statement then
+  fails as a whole, the key's units with it, so neither can be overdrawn, under any
+  concurrency. Every charger locks its key's row before its developer's, so none deadlock;
 - adds them to the product's share of the month and to the key's row for the day and
   product (the usage page);
-- records the quota thresholds (80%, 100%) the charge reaches first: the unique constraint
-  lets exactly one of several racing charges insert each;
+- records the quota thresholds (80%, 100%) a live key's charge reaches first: the unique
+  constraint lets exactly one of several racing charges insert each;
 - and runs the caller's read of intelligence data (`read`) in the same statement, so a
   lookup reads and pays in one round trip, and the rows and the charge cannot part.
 
 It carries no admission rule: by the time it runs, DRF's authentication, permission and
-throttle steps have admitted the key. Every charger locks the month's row before the
-day's, so they cannot deadlock. Inside a transaction (an idempotent call), a failure
-after it rolls the charge back, and the alert emails, queued on commit, are never sent.
+throttle steps have admitted the key. A test key's units count only on its own lineage
+(test usage): never in the allowance or the alerts. Inside a transaction (an idempotent
+call), a failure after it rolls the charge back, and the alert emails, queued on commit,
+are never sent.
 """
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from accounts.models import ApiKey, DailyUsage, MonthlyUsage, QuotaAlert, month_start
-from accounts.selectors import AuthenticatedKey, UsageSummary, usage_for_key
+from django.db import IntegrityError
+
+from accounts.models import (
+    ApiKey,
+    DailyUsage,
+    DeveloperMonthlyUsage,
+    MonthlyUsage,
+    QuotaAlert,
+    month_start,
+)
+from accounts.selectors import (
+    AuthenticatedKey,
+    UsageSummary,
+    developer_allowance,
+    usage_for_key,
+)
 from accounts.services.alerts import quota_alerts_queue
 from phoneintel.db import READ_COLUMNS, ReadRow, hot_cursor
 from phoneintel.errors import ApiError, ErrorCode
 
 
 class QuotaExceeded(Exception):
-    def __init__(self, usage: UsageSummary, units: int):
+    """The key's quota, or its developer's allowance (`of_allowance`), has not `units` left."""
+
+    def __init__(self, usage: UsageSummary, units: int, *, of_allowance: bool = False):
         super().__init__("monthly quota exceeded")
         self.usage = usage
         self.units = units
+        self.of_allowance = of_allowance
 
     def as_api_error(self, now: datetime) -> ApiError:
         usage = self.usage
+        whose = "your developer allowance" if self.of_allowance else "the key"
+        message = (
+            f"This call needs {self.units} unit(s) but {whose} has {usage.units_remaining} of"
+            f" {usage.units_quota} left for {usage.period:%Y-%m}. It resets at"
+            f" {usage.resets_at:%Y-%m-%dT%H:%M:%SZ}. Nothing was charged."
+        )
+        detail = (
+            {"field": "allowance", "code": "developer_allowance"}
+            if self.of_allowance
+            else {"field": "quota", "code": "key_quota"}
+        )
         return ApiError.retry_later(
             ErrorCode.QUOTA_EXCEEDED,
-            f"This call needs {self.units} unit(s) but the key has {usage.units_remaining} of"
-            f" {usage.units_quota} left for {usage.period:%Y-%m}. The quota resets at"
-            f" {usage.resets_at:%Y-%m-%dT%H:%M:%SZ}. Nothing was charged.",
+            message,
             int((usage.resets_at - now).total_seconds()) + 1,
+            details=[detail | {"message": message}],
         )
 
 
 _MONTHLY = MonthlyUsage._meta.db_table
+_DEVELOPER_MONTHLY = DeveloperMonthlyUsage._meta.db_table
+ALLOWANCE_CHECK = "developer_usage_within_allowance"
 _DAILY = DailyUsage._meta.db_table
 _ALERTS = QuotaAlert._meta.db_table
 _THRESHOLDS = ", ".join(f"({threshold})" for threshold in QuotaAlert.Threshold.values)
@@ -58,7 +93,7 @@ _PRODUCT = "CAST(%(product)s AS text)"
 _CHARGE_SQL = f"""
     WITH charged AS (
         INSERT INTO {_MONTHLY} AS m (api_key_id, period, units_used, units_by_product)
-        SELECT %(key)s, %(period)s, %(units)s, jsonb_build_object({_PRODUCT}, %(units)s)
+        SELECT %(lineage)s, %(period)s, %(units)s, jsonb_build_object({_PRODUCT}, %(units)s)
         WHERE %(units)s <= %(quota)s
         ON CONFLICT (api_key_id, period) DO UPDATE
             SET units_used = m.units_used + EXCLUDED.units_used,
@@ -68,9 +103,17 @@ _CHARGE_SQL = f"""
             WHERE m.units_used + EXCLUDED.units_used <= %(quota)s
         RETURNING api_key_id, units_used
     ),
+    allowed AS (
+        INSERT INTO {_DEVELOPER_MONTHLY} AS u (developer_id, period, units_used, units_allowed)
+        SELECT %(developer)s, %(period)s, %(units)s, %(allowance)s FROM charged
+        WHERE %(live)s
+        ON CONFLICT (developer_id, period) DO UPDATE
+            SET units_used = u.units_used + EXCLUDED.units_used,
+                units_allowed = EXCLUDED.units_allowed
+    ),
     daily AS (
         INSERT INTO {_DAILY} AS d (api_key_id, day, product, units_used)
-        SELECT api_key_id, %(day)s, {_PRODUCT}, %(units)s FROM charged
+        SELECT %(key)s, %(day)s, {_PRODUCT}, %(units)s FROM charged
         ON CONFLICT (api_key_id, day, product) DO UPDATE
             SET units_used = d.units_used + EXCLUDED.units_used
     ),
@@ -78,7 +121,8 @@ _CHARGE_SQL = f"""
         INSERT INTO {_ALERTS} (api_key_id, period, threshold, created_at)
         SELECT api_key_id, %(period)s, threshold, %(now)s
         FROM charged, (VALUES {_THRESHOLDS}) AS thresholds (threshold)
-        WHERE CAST(units_used AS bigint) * 100 >= threshold * CAST(%(quota)s AS bigint)
+        WHERE %(live)s
+          AND CAST(units_used AS bigint) * 100 >= threshold * CAST(%(quota)s AS bigint)
         ON CONFLICT (api_key_id, period, threshold) DO NOTHING
         RETURNING threshold
     )
@@ -87,6 +131,13 @@ _CHARGE_SQL = f"""
            CAST(NULL AS integer) AS bucket, CAST(units_used AS bigint) AS n
     FROM charged
 """  # noqa: S608  (table names are ours; values are parameters)
+
+
+def _allowance(api_key) -> int:
+    """The developer's allowance as the request read it with the key, or as staff set it."""
+    if isinstance(api_key, AuthenticatedKey):
+        return api_key.allowance.units_quota
+    return api_key.developer.monthly_allowance
 
 
 @dataclass(frozen=True)
@@ -108,18 +159,32 @@ def charge_units(
     if read is not None:
         sql += f" UNION ALL SELECT * FROM ({read.sql}) AS r ({READ_COLUMNS})"  # noqa: S608
         params = read.params
+    live = api_key.mode == ApiKey.Mode.LIVE
     params = params | {
         "key": api_key.pk,
+        "lineage": api_key.lineage_id or api_key.pk,
         "quota": api_key.monthly_quota,
+        "developer": api_key.developer_id,
+        "allowance": _allowance(api_key) if live else 0,
+        "live": live,
         "units": units,
         "period": month_start(now),
         "day": now.astimezone(UTC).date(),
         "now": now,
         "product": product,
     }
-    with hot_cursor(ReadRow) as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
+    try:
+        with hot_cursor(ReadRow) as cursor:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+    except IntegrityError as error:
+        if getattr(error.__cause__.diag, "constraint_name", None) != ALLOWANCE_CHECK:
+            raise
+        raise QuotaExceeded(
+            developer_allowance(developer_id=api_key.developer_id, now=now),
+            units,
+            of_allowance=True,
+        ) from None
     charge = next((row for row in rows if row.kind == "charged"), None)
     if charge is None:
         # The month as it stands, for the refusal's message: a read, on this rare path only.

@@ -193,13 +193,13 @@ def test_a_sign_up_link_expires_after_seven_days(client, staff_client, sent):
     assert client.get("/accounts/signup/forged:token:here/").status_code == 410
 
 
-def test_pending_rejected_and_suspended_developers_sign_in_to_see_status_but_create_no_key(
+def test_pending_rejected_and_suspended_developers_sign_in_to_see_status_but_create_no_live_key(
     client, make_developer
 ):
-    for access, words in [
-        (Developer.Access.PENDING, "We are reviewing your request"),
-        (Developer.Access.REJECTED, "Your request was not approved"),
-        (Developer.Access.SUSPENDED, "Your access is suspended"),
+    for access, words, refusal in [
+        (Developer.Access.PENDING, "We are reviewing your request", "once staff approve"),
+        (Developer.Access.REJECTED, "Your request was not approved", "you cannot create keys"),
+        (Developer.Access.SUSPENDED, "Your access is suspended", "you cannot create keys"),
     ]:
         developer = make_developer(access=access)
         signed_in = client.post(
@@ -209,10 +209,10 @@ def test_pending_rejected_and_suspended_developers_sign_in_to_see_status_but_cre
         )
         page = signed_in.content.decode()
         assert signed_in.redirect_chain[-1][0] == "/portal/"
-        assert words in page and "Create key" not in page
-        refused = client.post("/portal/keys/", {"name": "Sneaky"})
+        assert words in page and "Create live key" not in page
+        refused = client.post("/portal/keys/", {"name": "Sneaky", "mode": "live"})
         assert refused.status_code == 403
-        assert "you cannot create keys" in refused.content.decode()
+        assert refusal in refused.content.decode()
         assert developer.api_keys.count() == 0
         client.post("/accounts/sign-out/")
 

@@ -144,7 +144,7 @@ def test_pending_and_suspended_developers_cannot_create_or_roll_keys(client, sig
     key, _ = api_key_create(developer=suspended, name="Before suspension")
     assert client.post("/portal/keys/", {"name": "Nope"}).status_code == 403
     refused = client.post(f"/portal/keys/{key.pk}/roll/", {"old_key_stops": "0"})
-    assert refused.status_code == 403 and "cannot roll keys" in refused.content.decode()
+    assert refused.status_code == 403 and "Only an active key can be rolled" in refused.content.decode()
     assert suspended.api_keys.count() == 1
     page = client.get("/portal/").content.decode()
     assert ">Inactive<" in page and "Roll</a>" not in page

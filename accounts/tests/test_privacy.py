@@ -15,4 +15,4 @@ def test_database_dump_after_creating_keys_contains_no_raw_key(
         assert key.key_hash in dump  # the dump is real and holds the key rows
         assert raw not in dump
         assert raw[len(crypto.PREFIX) :] not in dump  # nor the secret part alone
-        assert raw[: crypto.DISPLAY_PREFIX_LENGTH] in dump  # only the display prefix
+        assert crypto.display_prefix(raw) in dump  # only the display prefix
