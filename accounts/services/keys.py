@@ -74,6 +74,7 @@ def api_key_create(
     monthly_quota: int | None = None,
     rate_limit: str | None = None,
     expires_at: datetime | None = None,
+    rolled_from: ApiKey | None = None,
 ) -> tuple[ApiKey, str]:
     """Issues a key. The raw key is returned here once and exists nowhere else."""
     now = timezone.now()
@@ -101,6 +102,7 @@ def api_key_create(
                         else monthly_quota
                     ),
                     rate_limit=rate_limit or settings.API_DEFAULT_RATE_LIMIT,
+                    rolled_from=rolled_from,
                 )
             return key, raw
         except IntegrityError:
@@ -346,6 +348,8 @@ def api_key_roll(
         )
     if old.status_at(now) != ApiKey.Status.ACTIVE:
         raise KeyNotAllowed(f"Only an active key can be rolled; this one is {old.status_at(now)}.")
+    if ApiKey.objects.filter(rolled_from=old).exists():
+        raise KeyNotAllowed("This key was rolled already: it has a successor.")
     if not now <= old_key_expires_at <= now + ROLL_GRACE_MAX:
         raise KeyNotAllowed("The old key may keep working for at most 24 hours.")
     new, raw = api_key_create(
@@ -353,6 +357,7 @@ def api_key_roll(
         name=old.name,
         monthly_quota=old.monthly_quota,
         rate_limit=old.rate_limit,
+        rolled_from=old,
     )
     old.expires_at = min(old.expires_at, old_key_expires_at)
     old.save(update_fields=["expires_at"])
