@@ -34,10 +34,6 @@ from accounts.services import (
 )
 
 
-def _site_url(request) -> str:
-    return request.build_absolute_uri("/").rstrip("/")
-
-
 @admin.register(User)
 class UserAdmin(DjangoUserAdmin):
     ordering = ["email"]
@@ -209,7 +205,6 @@ class AccessRequestAdmin(admin.ModelAdmin):
                 developer=developer,
                 monthly_quota=quota,
                 reviewer=request.user,
-                site_url=_site_url(request),
                 now=timezone.now(),
             )
         ]
@@ -264,7 +259,6 @@ class SignupLinkAdmin(admin.ModelAdmin):
                 link = developer_invite(
                     **form.cleaned_data,
                     invited_by=request.user,
-                    site_url=_site_url(request),
                     now=timezone.now(),
                 )
             except InviteNotNeeded as refusal:

@@ -64,7 +64,7 @@ def request_access(request):
         return ratelimited(request)
     form = RequestAccessForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
-        access_request_submit(**form.cleaned_data, site_url=_site_url(request))
+        access_request_submit(**form.cleaned_data)
         return redirect("portal:request_access_sent")
     return render(request, "accounts/request_access.html", {"form": form})
 

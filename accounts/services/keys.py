@@ -367,7 +367,7 @@ def api_key_roll(
 
 
 @transaction.atomic
-def key_expiry_notices_send(*, now: datetime, site_url: str) -> int:
+def key_expiry_notices_send(*, now: datetime) -> int:
     """Emails each developer whose active keys expire within 7 days, once per key.
 
     Returns how many keys were noticed. Running it twice, or two at once, sends nothing
@@ -397,6 +397,6 @@ def key_expiry_notices_send(*, now: datetime, site_url: str) -> int:
         email_queue(
             to=developer.user.email,
             template="key_expiry",
-            context={"developer": developer, "keys": developer_keys, "site_url": site_url},
+            context={"developer": developer, "keys": developer_keys},
         )
     return len(keys)
