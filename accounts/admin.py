@@ -1,10 +1,14 @@
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path
 from django.utils import timezone
+from django.utils.text import Truncator
+from django.views.decorators.http import require_POST
 
 from accounts.forms import ApproveActionForm, InviteForm
 from accounts.models import (
@@ -28,10 +32,6 @@ from accounts.services import (
     developer_suspend,
     quota_alerts_reset,
 )
-
-
-def _site_url(request) -> str:
-    return request.build_absolute_uri("/").rstrip("/")
 
 
 @admin.register(User)
@@ -95,21 +95,52 @@ class DeveloperAdmin(admin.ModelAdmin):
         self.message_user(request, f"Reactivated {len(done)} developer(s).", messages.SUCCESS)
 
 
+class QueueAccessFilter(admin.SimpleListFilter):
+    """The access states a request in the queue can have: every choice can match a row.
+    (Approved and suspended developers are under Developers, with their own filter.)"""
+
+    title = "access"
+    parameter_name = "access"
+    QUEUE = [Developer.Access.PENDING, Developer.Access.REJECTED]
+
+    def lookups(self, request, model_admin):
+        return [(state.value, state.label) for state in self.QUEUE]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(access=self.value()) if self.value() else queryset
+
+
 @admin.register(AccessRequest)
 class AccessRequestAdmin(admin.ModelAdmin):
-    list_display = ["user", "name", "company", "access", "created_at", "reviewed_at"]
-    list_filter = ["access"]
-    search_fields = ["user__email", "name", "company"]
+    list_display = ["user", "name", "company", "use", "access", "requested", "reviewed"]
+    list_filter = [QueueAccessFilter]
+    search_fields = ["user__email", "name", "company", "intended_use"]
     list_select_related = ["user"]
     fields = ["user", "name", "company", "intended_use", "access", "created_at", "reviewed_at"]
     readonly_fields = fields
     actions = ["approve", "reject"]
     action_form = ApproveActionForm
+    change_form_template = "admin/accounts/accessrequest/change_form.html"
+
+    class Media:
+        css = {"all": ["css/admin.css"]}
 
     def get_queryset(self, request):
         # Suspension and reactivation belong to Developers, not to this queue.
-        reviewable = [Developer.Access.PENDING, Developer.Access.REJECTED]
-        return super().get_queryset(request).filter(access__in=reviewable)
+        return super().get_queryset(request).filter(access__in=QueueAccessFilter.QUEUE)
+
+    @admin.display(description="intended use")
+    def use(self, obj):
+        return Truncator(obj.intended_use).chars(90)
+
+    # Short UTC times: the list has the page's width for the intended use, not for "a.m.".
+    @admin.display(description="requested", ordering="created_at")
+    def requested(self, obj):
+        return f"{obj.created_at:%Y-%m-%d %H:%M}"
+
+    @admin.display(description="reviewed", ordering="reviewed_at")
+    def reviewed(self, obj):
+        return f"{obj.reviewed_at:%Y-%m-%d %H:%M}" if obj.reviewed_at else None
 
     def has_add_permission(self, request):
         return False
@@ -117,8 +148,49 @@ class AccessRequestAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False
 
-    @admin.action(description="Approve and email a sign-up link")
-    def approve(self, request, queryset):
+    def get_urls(self):
+        review = [
+            path(
+                "<path:object_id>/approve/",
+                self.admin_site.admin_view(require_POST(self.approve_view)),
+                name="accounts_accessrequest_approve",
+            ),
+            path(
+                "<path:object_id>/reject/",
+                self.admin_site.admin_view(require_POST(self.reject_view)),
+                name="accounts_accessrequest_reject",
+            ),
+        ]
+        return review + super().get_urls()
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        # Every field is read-only: the page's buttons are Approve and Reject, not Save.
+        extra_context = {
+            **(extra_context or {}),
+            "show_save": False,
+            "show_save_and_continue": False,
+            "show_save_and_add_another": False,
+            "default_quota": settings.API_DEFAULT_MONTHLY_QUOTA,
+        }
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    def _reviewed(self, request, object_id) -> Developer:
+        developer = self.get_object(request, object_id)
+        if developer is None:
+            raise Http404("No such access request.")
+        if not self.has_change_permission(request, developer):
+            raise PermissionDenied
+        return developer
+
+    def approve_view(self, request, object_id):
+        self._approve(request, [self._reviewed(request, object_id)])
+        return redirect("admin:accounts_accessrequest_changelist")
+
+    def reject_view(self, request, object_id):
+        self._reject(request, [self._reviewed(request, object_id)])
+        return redirect("admin:accounts_accessrequest_changelist")
+
+    def _approve(self, request, developers) -> None:
         try:
             quota = self.action_form.base_fields["monthly_quota"].clean(
                 request.POST.get("monthly_quota")
@@ -128,12 +200,11 @@ class AccessRequestAdmin(admin.ModelAdmin):
             return
         approved = [
             developer
-            for developer in queryset
+            for developer in developers
             if access_request_approve(
                 developer=developer,
                 monthly_quota=quota,
                 reviewer=request.user,
-                site_url=_site_url(request),
                 now=timezone.now(),
             )
         ]
@@ -142,12 +213,19 @@ class AccessRequestAdmin(admin.ModelAdmin):
             self.log_change(request, developer, detail)
         self.message_user(request, f"Approved {len(approved)} request(s).", messages.SUCCESS)
 
-    @admin.action(description="Reject")
-    def reject(self, request, queryset):
-        rejected = [d for d in queryset if access_request_reject(developer=d, now=timezone.now())]
+    def _reject(self, request, developers) -> None:
+        rejected = [d for d in developers if access_request_reject(developer=d, now=timezone.now())]
         for developer in rejected:
             self.log_change(request, developer, "Rejected")
         self.message_user(request, f"Rejected {len(rejected)} request(s).", messages.SUCCESS)
+
+    @admin.action(description="Approve and email a sign-up link")
+    def approve(self, request, queryset):
+        self._approve(request, queryset)
+
+    @admin.action(description="Reject")
+    def reject(self, request, queryset):
+        self._reject(request, queryset)
 
 
 @admin.register(SignupLink)
@@ -181,7 +259,6 @@ class SignupLinkAdmin(admin.ModelAdmin):
                 link = developer_invite(
                     **form.cleaned_data,
                     invited_by=request.user,
-                    site_url=_site_url(request),
                     now=timezone.now(),
                 )
             except InviteNotNeeded as refusal:
@@ -228,8 +305,11 @@ class ApiKeyAdmin(admin.ModelAdmin):
         "last_used_at",
         "monthly_quota",
         "rate_limit",
+        "rolled_from",
+        "replaced_by",
     ]
     readonly_fields = ["developer", "prefix", "status", "created_at", "revoked_at", "last_used_at"]
+    readonly_fields += ["rolled_from", "replaced_by"]
     actions = ["revoke", "deactivate", "activate"]
 
     def has_add_permission(self, request):
@@ -242,6 +322,10 @@ class ApiKeyAdmin(admin.ModelAdmin):
     @admin.display(description="status")
     def status(self, obj):
         return obj.status_at(timezone.now())
+
+    @admin.display(description="replaced by")
+    def replaced_by(self, obj):
+        return getattr(obj, "successor", None)
 
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)

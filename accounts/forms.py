@@ -64,7 +64,8 @@ class ApproveActionForm(ActionForm):
     monthly_quota = forms.IntegerField(
         required=False,
         min_value=0,
-        label="Monthly units per key (approve only; empty = default)",
+        label="Units per key",
+        widget=forms.NumberInput(attrs={"placeholder": "default", "title": "Approve only"}),
     )
 
 

@@ -135,8 +135,19 @@ class ApiKey(models.Model):
         validators=[RegexValidator(RATE_RE, "Write the rate as N/s, N/m or N/h, e.g. 600/m.")],
         help_text="Requests allowed per window: N/s, N/m or N/h.",
     )
+    # The key this one was rolled from: one lineage, one month's usage (CONTRACT, "Keys and
+    # the allowance"). One-to-one, so the database itself refuses a second successor.
+    rolled_from = models.OneToOneField(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="successor",
+        editable=False,
+    )
 
     class Meta:
+        verbose_name = "API key"
         constraints = [
             models.CheckConstraint(
                 condition=Q(expires_at__lte=F("created_at") + KEY_LIFETIME),
@@ -231,6 +242,7 @@ class MonthlyUsage(models.Model):
             )
         ]
         ordering = ["-period"]
+        verbose_name = verbose_name_plural = "monthly usage"
 
     def __str__(self):
         return f"{self.api_key.prefix} {self.period:%Y-%m}: {self.units_used}"
@@ -326,6 +338,7 @@ class DailyUsage(models.Model):
             )
         ]
         ordering = ["-day", "product"]
+        verbose_name = verbose_name_plural = "daily usage"
 
     def __str__(self):
         return f"{self.api_key.prefix} {self.day:%Y-%m-%d} {self.product}: {self.units_used}"

@@ -246,6 +246,8 @@ class KeyRow:
     status: str
     days_left: int
     usage: UsageSummary
+    # The key rolled from this one, if any: this one then stops at its `expires_at`.
+    successor: ApiKey | None = None
 
     @property
     def quota_warning(self) -> bool:
@@ -253,11 +255,12 @@ class KeyRow:
 
     @property
     def expires_soon(self) -> bool:
-        return self.status == ApiKey.Status.ACTIVE and self.days_left < EXPIRY_WARNING_DAYS
+        return self.can_roll and self.days_left < EXPIRY_WARNING_DAYS
 
     @property
     def can_roll(self) -> bool:
-        return self.status == ApiKey.Status.ACTIVE
+        """Active and not rolled already: a key on its way out has its successor."""
+        return self.status == ApiKey.Status.ACTIVE and self.successor is None
 
     @property
     def can_revoke(self) -> bool:
@@ -273,9 +276,15 @@ def developer_keys(*, developer: Developer, now: datetime) -> list[KeyRow]:
             "api_key_id", "units_used"
         )
     )
+    keys = list(keys)
+    # Each key's predecessor and successor are among the developer's keys: no query more.
+    by_pk = {key.pk: key for key in keys}
+    successors = {key.rolled_from_id: key for key in keys if key.rolled_from_id is not None}
     rows = []
     for key in keys:
         key.developer = developer
+        if key.rolled_from_id is not None:
+            key.rolled_from = by_pk[key.rolled_from_id]
         usage = UsageSummary(
             period=period,
             units_used=used.get(key.lineage_id_or_own, 0),
@@ -287,6 +296,7 @@ def developer_keys(*, developer: Developer, now: datetime) -> list[KeyRow]:
                 status=key.status_at(now),
                 days_left=(key.expires_at - now).days,
                 usage=usage,
+                successor=successors.get(key.pk),
             )
         )
     return rows

@@ -14,7 +14,7 @@ from accounts.services import key_expiry_notices_send, signup_links_purge
 @shared_task
 def send_key_expiry_notices() -> int:
     """Daily: tells developers which of their keys expire within 7 days, once per key."""
-    return key_expiry_notices_send(now=timezone.now(), site_url=settings.SITE_URL)
+    return key_expiry_notices_send(now=timezone.now())
 
 
 @shared_task

@@ -18,6 +18,7 @@ from django_ratelimit.decorators import ratelimit
 
 from accounts.charts import daily_bar_chart
 from accounts.forms import KeyCreateForm, KeyRollForm, QueuedPasswordResetForm, RequestAccessForm
+from accounts.key_handover import raw_key_forget, raw_key_hand_over, raw_key_take
 from accounts.models import ApiKey, Developer
 from accounts.selectors import developer_for_user, developer_key, developer_keys, developer_usage
 from accounts.services import (
@@ -63,7 +64,7 @@ def request_access(request):
         return ratelimited(request)
     form = RequestAccessForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
-        access_request_submit(**form.cleaned_data, site_url=_site_url(request))
+        access_request_submit(**form.cleaned_data)
         return redirect("portal:request_access_sent")
     return render(request, "accounts/request_access.html", {"form": form})
 
@@ -166,9 +167,11 @@ def dashboard(request):
     return _dashboard(request, developer_for_user(user=request.user))
 
 
-def _show_raw_key(request, key: ApiKey, raw: str, *, rolled: ApiKey | None = None):
-    # The raw key goes into this one response and nowhere else: not the session, not a message.
-    return render(request, "accounts/key_created.html", {"key": key, "raw": raw, "rolled": rolled})
+def _hand_over(request, key: ApiKey, raw: str):
+    """Post/redirect/get: the key's page shows the raw key once (`accounts.key_handover`)."""
+    response = redirect("portal:key_created", key_id=key.pk)
+    raw_key_hand_over(request, response, key=key, raw=raw)
+    return response
 
 
 @never_cache
@@ -183,7 +186,32 @@ def key_create(request):
         key, raw = developer_key_create(developer=developer, name=form.cleaned_data["name"])
     except KeyNotAllowed as refused:
         return _dashboard(request, developer, form=form, refusal=str(refused), status=403)
-    return _show_raw_key(request, key, raw)
+    return _hand_over(request, key, raw)
+
+
+@never_cache
+@login_required
+def key_created(request, key_id: int):
+    key = _own_key(_developer(request), key_id)
+    raw = raw_key_take(request, key=key)
+    response = render(request, "accounts/key_created.html", {"key": key, "raw": raw})
+    raw_key_forget(response, key=key)
+    return response
+
+
+def _key_row(developer: Developer, key_id: int):
+    for row in developer_keys(developer=developer, now=timezone.now()):
+        if row.key.pk == key_id:
+            return row
+    raise Http404("No such key.")
+
+
+@never_cache
+@login_required
+def key_detail(request, key_id: int):
+    developer = _developer(request)
+    row = _key_row(developer, key_id)
+    return render(request, "accounts/key_detail.html", {"developer": developer, "row": row})
 
 
 @never_cache
@@ -212,8 +240,7 @@ def key_roll(request, key_id: int):
         except KeyNotAllowed as refused:
             refusal = str(refused)
         else:
-            key.refresh_from_db(fields=["expires_at"])
-            return _show_raw_key(request, new, raw, rolled=key)
+            return _hand_over(request, new, raw)
     context = {"key": key, "form": form, "refusal": refusal}
     return render(request, "accounts/key_roll.html", context, status=403 if refusal else 200)
 

@@ -59,6 +59,7 @@ class LookupSwitch(models.Model):
 
     class Meta:
         verbose_name = "beta-wide lookup switch"
+        verbose_name_plural = "beta-wide lookup switches"
 
     def __str__(self):
         return "All lookups paused" if self.paused else "Lookups running"

@@ -9,5 +9,10 @@ urlpatterns = [
     path("products/", views.product_list, name="list"),
     path("products/<slug:slug>/", views.product_overview, name="overview"),
     path("products/<slug:slug>/interest/", views.product_interest, name="interest"),
+    path(
+        "products/<slug:slug>/interest/sent/",
+        views.product_interest_sent,
+        name="interest_sent",
+    ),
     path("docs/api/", views.api_reference, name="api_reference"),
 ]

@@ -61,8 +61,14 @@ def product_interest(request, slug):
             f"Thank you. We have {'noted' if created else 'updated'} your interest in"
             f" {product.name} and will write to you when it opens.",
         )
-        return redirect("catalog:interest", slug=product.slug)
+        return redirect("catalog:interest_sent", slug=product.slug)
     return render(request, "catalog/product_interest.html", {"product": product, "form": form})
+
+
+def product_interest_sent(request, slug):
+    """Where a sent interest form lands: the thanks, and no form to send again by mistake."""
+    product = get_object_or_404(Product, slug=slug, availability=Product.Availability.PLANNED)
+    return render(request, "catalog/product_interest_sent.html", {"product": product})
 
 
 def api_reference(request):

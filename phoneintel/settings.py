@@ -174,8 +174,9 @@ EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.cons
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="phoneintel <noreply@localhost>")
 # Only read by the file backend (EMAIL_BACKEND=django.core.mail.backends.filebased.EmailBackend).
 EMAIL_FILE_PATH = env.str("EMAIL_FILE_PATH", default=str(BASE_DIR / "test-output" / "emails"))
-# Links in emails sent with no request at hand (the daily key-expiry notice).
-SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000")
+# The start of every link in every email (`accounts.emails.site_link`), whether a request or
+# a beat job sends it. The default is `make run`'s own address.
+SITE_URL = env.str("SITE_URL", default=f"http://127.0.0.1:{env.int('PORT', default=8000)}")
 
 # --- Developer portal ----------------------------------------------------
 LOGIN_URL = "portal:sign_in"
@@ -328,5 +329,8 @@ LOGGING = {
     "loggers": {
         # django.request logs the path only; never bodies or headers.
         "django.request": {"level": "ERROR"},
+        # Celery's per-task INFO lines quote the task's arguments and result: an email's
+        # body, with its sign-up or reset link. Failures are still logged.
+        "celery.app.trace": {"level": "WARNING"},
     },
 }

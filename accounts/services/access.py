@@ -10,7 +10,7 @@ from django.core import signing
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 
-from accounts.emails import email_queue
+from accounts.emails import email_queue, site_link
 from accounts.models import Developer, SignupLink, User
 
 SIGNUP_LINK_LIFETIME = timedelta(days=settings.SIGNUP_LINK_MAX_AGE_DAYS)
@@ -39,16 +39,14 @@ def developer_get_or_create_approved(*, email: str) -> Developer:
 
 
 @transaction.atomic
-def access_request_submit(
-    *, email: str, name: str, company: str, intended_use: str, site_url: str
-) -> None:
+def access_request_submit(*, email: str, name: str, company: str, intended_use: str) -> None:
     """Records a pending request, or, for an address we know, changes nothing.
 
     Either way the caller shows the same page and the address gets one email, so the
     form tells nobody which addresses have accounts.
     """
     email = _normalized(email)
-    context = {"name": name, "site_url": site_url}
+    context = {"name": name}
     try:
         with transaction.atomic():
             user = User.objects.create_user(email=email, password=None, first_name=name[:150])
@@ -67,7 +65,6 @@ def access_request_approve(
     developer: Developer,
     monthly_quota: int | None,
     reviewer: User | None,
-    site_url: str,
     now: datetime,
 ) -> bool:
     """Approves a pending or rejected request and emails the way in; False for any other."""
@@ -79,12 +76,12 @@ def access_request_approve(
     if monthly_quota is not None:
         developer.monthly_quota = monthly_quota
     developer.save(update_fields=["access", "reviewed_at", "monthly_quota"])
-    context = {"developer": developer, "site_url": site_url}
+    context = {"developer": developer}
     if developer.user.has_usable_password():
         email_queue(to=developer.user.email, template="access_approved_sign_in", context=context)
     else:
         _, context["signup_url"] = signup_link_issue(
-            developer=developer, created_by=reviewer, site_url=site_url, now=now
+            developer=developer, created_by=reviewer, now=now
         )
         email_queue(to=developer.user.email, template="access_approved", context=context)
     return True
@@ -111,7 +108,6 @@ def developer_invite(
     company: str,
     monthly_quota: int | None,
     invited_by: User | None,
-    site_url: str,
     now: datetime,
 ) -> SignupLink:
     """Staff invite an address directly: approved at once, a sign-up link by email."""
@@ -129,13 +125,11 @@ def developer_invite(
     if monthly_quota is not None:
         developer.monthly_quota = monthly_quota
     developer.save()
-    link, signup_url = signup_link_issue(
-        developer=developer, created_by=invited_by, site_url=site_url, now=now
-    )
+    link, signup_url = signup_link_issue(developer=developer, created_by=invited_by, now=now)
     email_queue(
         to=email,
         template="invitation",
-        context={"developer": developer, "signup_url": signup_url, "site_url": site_url},
+        context={"developer": developer, "signup_url": signup_url},
     )
     return link
 
@@ -164,7 +158,7 @@ def _secret_hash(secret: str) -> str:
 
 
 def signup_link_issue(
-    *, developer: Developer, created_by: User | None, site_url: str, now: datetime
+    *, developer: Developer, created_by: User | None, now: datetime
 ) -> tuple[SignupLink, str]:
     """Stores a new link's hash; returns it with the link, which exists nowhere else."""
     secret = secrets.token_urlsafe(32)
@@ -177,7 +171,7 @@ def signup_link_issue(
         created_by=created_by,
     )
     token = signing.TimestampSigner(salt=_SIGNUP_SALT).sign_object([link.pk, secret])
-    return link, site_url.rstrip("/") + reverse("portal:signup", args=[token])
+    return link, site_link(reverse("portal:signup", args=[token]))
 
 
 def signup_link_find(*, token: str, now: datetime, lock: bool = False) -> SignupLink | None:

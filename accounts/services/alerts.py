@@ -3,13 +3,12 @@
 The charge decides (`accounts.services.units`): its statement inserts a QuotaAlert row
 per threshold the new total reaches, and the unique constraint on (key, month,
 threshold) lets only the first charge that reaches it insert the row. That charge's
-request renders the email and queues it on commit.
+request renders one email, for the highest threshold it reached, and queues it on commit.
 """
 
 from collections.abc import Iterable
 from datetime import datetime
 
-from django.conf import settings
 from django.db import transaction
 
 from accounts.emails import email_queue
@@ -20,33 +19,29 @@ from accounts.selectors import AuthenticatedKey, UsageSummary
 def quota_alerts_queue(
     *, api_key: ApiKey | AuthenticatedKey, thresholds: Iterable[int], usage: UsageSummary
 ) -> None:
-    """One email to the key's owner per threshold the charge reached first.
+    """One email to the key's owner, for the highest threshold the charge reached first.
 
-    The owner's email is read here, not with the key on every request: a key reaches a
-    threshold a few times a month.
+    A charge that crosses 80% and 100% at once (a bulk call, a large step) records both
+    alerts but sends one email, the 100% one: an 80% warning that arrives with no units
+    left would say something no longer true. The owner's email is read here, not with the
+    key on every request: a key reaches a threshold a few times a month.
     """
-    thresholds = list(thresholds)
-    if not thresholds:
+    highest = max(thresholds, default=None)
+    if highest is None:
         return
     owner_email = (
         User.objects.filter(developer__pk=api_key.developer_id)
         .values_list("email", flat=True)
         .get()
     )
-    for threshold in thresholds:
-        email_queue(
-            to=owner_email,
-            template="quota_alert",
-            context={
-                "key": api_key,
-                "threshold": threshold,
-                "usage": usage,
-                "site_url": settings.SITE_URL,
-            },
-            # The charge has committed by then: a broker that is down must not turn a
-            # charged answer into an error.
-            robust=True,
-        )
+    email_queue(
+        to=owner_email,
+        template="quota_alert",
+        context={"key": api_key, "threshold": highest, "usage": usage},
+        # The charge has committed by then: a broker that is down must not turn a charged
+        # answer into an error.
+        robust=True,
+    )
 
 
 @transaction.atomic

@@ -56,11 +56,11 @@ def api_key_create(
     rate_limit: str | None = None,
     expires_at: datetime | None = None,
     mode: str = ApiKey.Mode.LIVE,
-    lineage: ApiKey | None = None,
+    rolled_from: ApiKey | None = None,
 ) -> tuple[ApiKey, str]:
     """Issues a key (a test key with `mode=test`). The raw key is returned here once and
-    exists nowhere else. A successor names its predecessor's `lineage`, whose month's usage
-    it continues."""
+    exists nowhere else. A successor names the key it was `rolled_from`, whose lineage's
+    month it continues."""
     now = timezone.now()
     latest = now + KEY_LIFETIME
     if expires_at is None:
@@ -83,7 +83,8 @@ def api_key_create(
                     monthly_quota=_default_quota(mode) if monthly_quota is None else monthly_quota,
                     rate_limit=rate_limit or settings.API_DEFAULT_RATE_LIMIT,
                     mode=mode,
-                    lineage=lineage,
+                    rolled_from=rolled_from,
+                    lineage=rolled_from and (rolled_from.lineage or rolled_from),
                 )
             return key, raw
         except IntegrityError:
@@ -197,6 +198,8 @@ def api_key_roll(
     old = ApiKey.objects.select_for_update().select_related("developer").get(pk=api_key.pk)
     if old.status_at(now) != ApiKey.Status.ACTIVE:
         raise KeyNotAllowed(f"Only an active key can be rolled; this one is {old.status_at(now)}.")
+    if ApiKey.objects.filter(rolled_from=old).exists():
+        raise KeyNotAllowed("This key was rolled already: it has a successor.")
     if not now <= old_key_expires_at <= now + ROLL_GRACE_MAX:
         raise KeyNotAllowed("The old key may keep working for at most 24 hours.")
     new, raw = api_key_create(
@@ -205,7 +208,7 @@ def api_key_roll(
         monthly_quota=old.monthly_quota,
         rate_limit=old.rate_limit,
         mode=old.mode,
-        lineage=old.lineage or old,
+        rolled_from=old,
     )
     old.expires_at = min(old.expires_at, old_key_expires_at)
     old.save(update_fields=["expires_at"])
@@ -215,7 +218,7 @@ def api_key_roll(
 
 
 @transaction.atomic
-def key_expiry_notices_send(*, now: datetime, site_url: str) -> int:
+def key_expiry_notices_send(*, now: datetime) -> int:
     """Emails each developer whose active keys expire within 7 days, once per key.
 
     Returns how many keys were noticed. Running it twice, or two at once, sends nothing
@@ -245,6 +248,6 @@ def key_expiry_notices_send(*, now: datetime, site_url: str) -> int:
         email_queue(
             to=developer.user.email,
             template="key_expiry",
-            context={"developer": developer, "keys": developer_keys, "site_url": site_url},
+            context={"developer": developer, "keys": developer_keys},
         )
     return len(keys)

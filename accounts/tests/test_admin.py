@@ -1,6 +1,11 @@
-import pytest
+import re
 
-from accounts.models import ApiKey
+import pytest
+from django.contrib.admin.models import LogEntry
+from django.utils import timezone
+
+from accounts.models import ApiKey, Developer
+from accounts.services import api_key_roll
 
 pytestmark = pytest.mark.django_db
 
@@ -83,3 +88,104 @@ def test_staff_see_this_months_units_by_product(staff_client, client, make_key, 
     page = staff_client.get("/admin/accounts/monthlyusage/").content.decode()
     assert key.prefix in page
     assert "carrier-lookup: 1, phone-risk: 2" in page
+
+
+def test_the_admin_is_branded_and_names_its_models_properly(staff_client):
+    page = staff_client.get("/admin/").content.decode()
+    assert "<title>Developers, keys, products and data | phoneintel staff</title>" in page
+    assert '<a href="/admin/">phoneintel staff</a>' in page
+    assert "Django administration" not in page
+    for name in ("API keys", "Beta-wide lookup switches", "Monthly usage", "Daily usage"):
+        assert f">{name}</a>" in page, name
+    assert "Api keys" not in page and "switchs" not in page and "usages" not in page
+
+
+def queue_rows(page: str) -> dict[str, str]:
+    """The access-request list's rows by email."""
+    rows = re.findall(r"<tr>(.*?)</tr>", page.split('id="result_list"', 1)[1], re.S)
+    return {re.search(r"[\w.]+@example\.test", row)[0]: row for row in rows if "@" in row}
+
+
+def test_the_queue_shows_intended_use_and_every_filter_can_match(staff_client, make_developer):
+    make_developer(
+        email="waits@example.test",
+        access=Developer.Access.PENDING,
+        intended_use="Screening inbound calls for fraud at our contact centre.",
+    )
+    make_developer(email="refused@example.test", access=Developer.Access.REJECTED)
+    make_developer(email="approved@example.test", access=Developer.Access.APPROVED)
+    make_developer(email="suspended@example.test", access=Developer.Access.SUSPENDED)
+    page = staff_client.get("/admin/accounts/accessrequest/").content.decode()
+    assert '<th scope="col" class="column-use">' in page
+    rows = queue_rows(page)
+    assert set(rows) == {"waits@example.test", "refused@example.test"}
+    assert "Screening inbound calls for fraud at our contact centre." in rows["waits@example.test"]
+
+    filters = re.findall(r'<a href="\?access=(\w+)"', page)
+    assert filters == ["pending", "rejected"]
+    for state, email in (("pending", "waits@example.test"), ("rejected", "refused@example.test")):
+        shown = staff_client.get(f"/admin/accounts/accessrequest/?access={state}")
+        assert set(queue_rows(shown.content.decode())) == {email}
+    searched = staff_client.get("/admin/accounts/accessrequest/?q=contact+centre")
+    assert set(queue_rows(searched.content.decode())) == {"waits@example.test"}
+
+
+def test_approve_and_reject_from_a_requests_own_page(staff_client, make_developer, sent):
+    waiting = make_developer(email="waits@example.test", access=Developer.Access.PENDING)
+    other = make_developer(email="other@example.test", access=Developer.Access.PENDING)
+    url = f"/admin/accounts/accessrequest/{waiting.pk}/change/"
+    page = staff_client.get(url).content.decode()
+    assert 'value="Approve and email a sign-up link"' in page and 'value="Reject"' in page
+    assert f'formaction="/admin/accounts/accessrequest/{waiting.pk}/approve/"' in page
+    assert 'name="_save"' not in page and 'name="_continue"' not in page
+
+    # Only a POST decides: a link followed by accident changes nothing.
+    assert (
+        staff_client.get(f"/admin/accounts/accessrequest/{waiting.pk}/approve/").status_code == 405
+    )
+    response, emails = sent(
+        lambda: staff_client.post(
+            f"/admin/accounts/accessrequest/{waiting.pk}/approve/",
+            {"monthly_quota": "250"},
+            follow=True,
+        )
+    )
+    assert response.redirect_chain == [("/admin/accounts/accessrequest/", 302)]
+    assert "Approved 1 request(s)." in response.content.decode()
+    waiting.refresh_from_db()
+    assert (waiting.access, waiting.monthly_quota) == (Developer.Access.APPROVED, 250)
+    [email] = emails
+    assert email.to == ["waits@example.test"] and "/accounts/sign-in/" in email.body
+    assert LogEntry.objects.filter(object_id=str(waiting.pk), change_message="Approved, quota 250")
+
+    response, emails = sent(
+        lambda: staff_client.post(f"/admin/accounts/accessrequest/{other.pk}/reject/", follow=True)
+    )
+    assert "Rejected 1 request(s)." in response.content.decode()
+    other.refresh_from_db()
+    assert other.access == Developer.Access.REJECTED
+    [email] = emails
+    assert email.to == ["other@example.test"]
+
+    # A rejected request can still be approved; it can no longer be rejected.
+    page = staff_client.get(f"/admin/accounts/accessrequest/{other.pk}/change/").content.decode()
+    assert 'value="Approve and email a sign-up link"' in page and 'value="Reject"' not in page
+    refused = staff_client.post(
+        f"/admin/accounts/accessrequest/{other.pk}/approve/", {"monthly_quota": "x"}, follow=True
+    )
+    assert "The quota must be a whole number." in refused.content.decode()
+    other.refresh_from_db()
+    assert other.access == Developer.Access.REJECTED
+    # An approved developer has left the queue: no page, nothing to approve.
+    gone = staff_client.post(f"/admin/accounts/accessrequest/{waiting.pk}/reject/")
+    assert gone.status_code == 404
+
+
+def test_a_keys_admin_page_shows_its_lineage(staff_client, make_key):
+    old, _ = make_key()
+    now = timezone.now()
+    new, _ = api_key_roll(api_key=old, old_key_expires_at=now, now=now)
+    page = staff_client.get(f"/admin/accounts/apikey/{old.pk}/change/").content.decode()
+    assert f"{new.prefix}… ({new.name})" in page.split("Replaced by", 1)[1]
+    page = staff_client.get(f"/admin/accounts/apikey/{new.pk}/change/").content.decode()
+    assert f"{old.prefix}… ({old.name})" in page.split("Rolled from", 1)[1]

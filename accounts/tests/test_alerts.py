@@ -2,7 +2,6 @@
 
 import email
 import email.policy
-import re
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
@@ -74,19 +73,41 @@ def test_the_80_and_100_percent_emails_go_once_each_to_the_owner(client, make_de
     assert alerts(key) == {80, 100}
 
 
-def test_a_bulk_call_that_passes_both_thresholds_sends_both(client, make_key, sent):
-    _, raw = make_key(monthly_quota=3)
+def test_a_bulk_call_that_passes_both_thresholds_sends_one_email_for_100(client, make_key, sent):
+    key, raw = make_key(monthly_quota=3)
     body = {"product": "carrier-lookup", "inputs": [PHONE, PHONE, PHONE]}
     response, emails = sent(
         lambda: lookup(client, raw, "bulk-lookups", body, HTTP_IDEMPOTENCY_KEY="bulk-alerts-1")
     )
     assert response.status_code == 200
-    assert sorted(re.search(r"used (\d+)%", e.subject)[1] for e in emails) == ["100", "80"]
+    [email] = emails
+    assert email.subject == (
+        f"Your phoneintel API key {key.prefix}… has used 100% of its monthly quota"
+    )
+    assert "has used 3 of its 3 units" in email.body
+    assert "No units are left: lookups with this key answer 429 quota_exceeded" in email.body
+    assert "80%" not in email.body
+    # Both thresholds are recorded as reached: neither is sent later this month.
+    assert alerts(key) == {80, 100}
     # The replay is the stored answer: nothing charged, nothing sent again.
     replay, emails = sent(
         lambda: lookup(client, raw, "bulk-lookups", body, HTTP_IDEMPOTENCY_KEY="bulk-alerts-1")
     )
     assert replay["Idempotent-Replayed"] == "true" and emails == []
+
+
+def test_a_charge_that_reaches_80_but_not_100_says_what_is_left(make_key, sent):
+    key, _ = make_key(monthly_quota=10)
+    now = timezone.now()
+    _, emails = sent(lambda: charge_units(api_key=key, units=9, now=now, product="phone-risk"))
+    [email] = emails
+    assert email.subject.endswith("has used 80% of its monthly quota")
+    assert "1 unit left until the quota resets" in email.body
+    assert "No units are left" not in email.body
+    _, emails = sent(lambda: charge_units(api_key=key, units=1, now=now, product="phone-risk"))
+    [email] = emails
+    assert email.subject.endswith("has used 100% of its monthly quota")
+    assert "No units are left" in email.body and alerts(key) == {80, 100}
 
 
 def test_a_charge_rolled_back_leaves_no_alert_and_sends_nothing(

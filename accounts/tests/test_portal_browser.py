@@ -27,9 +27,10 @@ def _products(transactional_db):
 
 
 def test_from_request_to_revoked_key(
-    live_server, browser_page, mailoutbox, eager_tasks, django_user_model
+    live_server, browser_page, mailoutbox, eager_tasks, django_user_model, settings
 ):
     site = live_server.url
+    settings.SITE_URL = site  # every emailed link starts with it
     developer_page = browser_page
     developer_page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site)
 
@@ -174,3 +175,71 @@ def test_usage_by_product_and_the_quota_warning(
     [today] = per_day.locator("tbody tr").all_inner_texts()
     assert today.split("\t")[1:] == ["2", "1", "1", "4"]
     page.screenshot(path=SCREENSHOTS / "portal-usage-by-product.png", full_page=True)
+
+
+def test_a_reload_of_the_new_key_page_issues_no_key_and_a_roll_shows_its_lineage(
+    live_server, browser_page, make_developer
+):
+    site = live_server.url
+    developer = make_developer(email="reload@example.test")
+    page = browser_page
+    page.goto(f"{site}/accounts/sign-in/")
+    page.get_by_label("Email address").fill("reload@example.test")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+
+    page.get_by_label("Key name").fill("Production")
+    page.get_by_role("button", name="Create key").click()
+    key = developer.api_keys.get()
+    assert page.url == f"{site}/portal/keys/{key.pk}/new/"
+    shown = page.locator("#raw-key").input_value()
+    assert shown.startswith("pi_beta_") and shown[:16] == key.prefix
+
+    # A reload asks for the page again; it never sends the form again.
+    page.reload()
+    assert page.get_by_role("heading", level=1).inner_text() == "This key was shown already"
+    assert shown not in page.content() and page.locator("#raw-key").count() == 0
+    assert developer.api_keys.count() == 1
+
+    # Roll it: the successor is shown once too, and a reload issues no third key.
+    page.get_by_role("link", name="Back to my keys").click()
+    page.locator("table.keys tbody tr", has_text=key.prefix).get_by_role(
+        "link", name="Roll"
+    ).click()
+    page.get_by_label("In 4 hours").check()
+    page.get_by_role("button", name="Roll key").click()
+    new = developer.api_keys.get(rolled_from=key)
+    assert page.url == f"{site}/portal/keys/{new.pk}/new/"
+    assert f"It replaces {key.prefix}…, which stops working at" in page.locator("main").inner_text()
+    assert page.locator("#raw-key").input_value()[:16] == new.prefix
+    page.reload()
+    assert page.get_by_role("heading", level=1).inner_text() == "This key was shown already"
+    assert developer.api_keys.count() == 2
+
+    # The old key's page: replaced by its successor, when it stops, and no Roll.
+    key.refresh_from_db()
+    stops = f"{key.expires_at:%Y-%m-%d %H:%M}"
+    page.goto(f"{site}/portal/")
+    page.screenshot(path=SCREENSHOTS / "portal-keys-lineage-1280.png", full_page=True)
+    old_row = page.locator(f'table.keys tr[data-key-id="{key.pk}"]')
+    assert old_row.get_by_role("link", name="Roll").count() == 0
+    assert "expires in" not in old_row.inner_text()
+    assert f"replaced by {new.prefix}…" in old_row.inner_text()
+    assert old_row.locator("td").nth(3).inner_text() == f"stops at {stops}"
+    old_row.get_by_role("link", name="Production").click()
+    assert page.url == f"{site}/portal/keys/{key.pk}/"
+    notice = page.get_by_role("status").filter(has_text="This key was rolled")
+    expect(notice).to_have_text(
+        f"This key was rolled: it is replaced by {new.prefix}… and stops at {stops} UTC."
+    )
+    assert page.get_by_role("link", name="Roll").count() == 0
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.screenshot(path=SCREENSHOTS / f"portal-key-lineage-{width}.png", full_page=True)
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.get_by_role("link", name=f"{new.prefix}…").first.click()
+    assert page.url == f"{site}/portal/keys/{new.pk}/"
+    assert f"Rolled from {key.prefix}… (Production)" in page.locator(".key-facts").inner_text(
+    ).replace("\n", " ").replace("\t", " ")  # fmt: skip
+    page.screenshot(path=SCREENSHOTS / "portal-key-successor-1280.png", full_page=True)

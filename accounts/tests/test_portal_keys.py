@@ -34,28 +34,69 @@ def raw_key_in(page: str) -> str:
 def test_a_new_key_is_shown_once_and_works(client, signed_in, bearer):
     developer = signed_in()
     response = client.post("/portal/keys/", {"name": "Production"})
-    assert response.status_code == 200
-    assert "no-store" in response["Cache-Control"]
-    page = response.content.decode()
+    key = developer.api_keys.get()
+    # Post/redirect/get: the answer to the form is a redirect, so a reload issues nothing.
+    assert response.status_code == 302
+    assert response["Location"] == f"/portal/keys/{key.pk}/new/"
+    shown = client.get(response["Location"])
+    assert shown.status_code == 200
+    assert "no-store" in shown["Cache-Control"]
+    page = shown.content.decode()
     assert "it will not be shown again" in page
     assert 'data-copy-target="raw-key"' in page and "/static/js/portal.js" in page
     raw = raw_key_in(page)
-    key = developer.api_keys.get()
     assert (key.name, key.prefix) == ("Production", raw[:16])
     assert client.get("/v1/data/account", **bearer(raw)).status_code == 200
+
+    # A reload of the page shows the key no more, and issues no key.
+    again = client.get(response["Location"])
+    assert again.status_code == 200 and "pi_beta_" + raw[8:] not in again.content.decode()
+    assert "This key was shown already" in again.content.decode()
+    assert developer.api_keys.count() == 1
     dashboard = client.get("/portal/").content.decode()
     assert key.prefix in dashboard and raw not in dashboard
     assert raw not in str(client.session.items())
 
 
+def test_the_new_key_page_needs_both_halves_and_only_its_owner_sees_it(
+    client, signed_in, make_developer
+):
+    developer = signed_in()
+    page = client.post("/portal/keys/", {"name": "Production"})["Location"]
+    key = developer.api_keys.get()
+    cookie = client.cookies["new_api_key"]
+    assert cookie["path"] == page and cookie["httponly"] and cookie["samesite"] == "Strict"
+
+    # The owner signed in elsewhere (a session without the pad), with the cookie copied over.
+    elsewhere = Client()
+    elsewhere.force_login(developer.user)
+    elsewhere.cookies["new_api_key"] = cookie.value
+    assert "This key was shown already" in elsewhere.get(page).content.decode()
+
+    # Another developer: the key does not exist for them.
+    stranger = Client()
+    stranger.force_login(make_developer(email="stranger@example.test").user)
+    assert stranger.get(page).status_code == 404
+
+    # The pad without the cookie: nothing to join, and the pad is spent.
+    del client.cookies["new_api_key"]
+    assert "This key was shown already" in client.get(page).content.decode()
+    client.cookies["new_api_key"] = cookie.value
+    assert "This key was shown already" in client.get(page).content.decode()
+    assert developer.api_keys.get() == key
+
+
 def test_the_raw_key_is_stored_nowhere(transactional_db, client, make_developer, dump_database):
     developer = make_developer()
     client.force_login(developer.user)
-    raw = raw_key_in(client.post("/portal/keys/", {"name": "Production"}).content.decode())
+    page = client.post("/portal/keys/", {"name": "Production"})["Location"]
+    waiting = dump_database()  # the key crossing the redirect: a pad in the session only
+    raw = raw_key_in(client.get(page).content.decode())
     client.get("/portal/")
     dump = dump_database()
-    assert raw[:16] in dump  # the display prefix is there, so the dump is real
-    assert raw not in dump and raw[16:] not in dump  # sessions and messages included
+    for moment in (waiting, dump):
+        assert raw[:16] in moment  # the display prefix is there, so the dump is real
+        assert raw not in moment and raw[16:] not in moment  # sessions and messages included
 
 
 def test_dashboard_lists_name_prefix_dates_and_status_with_an_expiry_warning(client, signed_in):
@@ -97,23 +138,77 @@ def test_roll_issues_a_successor_and_the_old_key_stops_when_chosen(client, signe
     assert "In 24 hours" in form
     before = timezone.now()
     response = client.post(f"/portal/keys/{old.pk}/roll/", {"old_key_stops": "60"})
-    assert response.status_code == 200 and "no-store" in response["Cache-Control"]
-    new_raw = raw_key_in(response.content.decode())
-    new = ApiKey.objects.get(prefix=new_raw[:16])
-    assert (new.name, new.monthly_quota, new.rate_limit) == ("Server", 77, "30/m")
+    new = ApiKey.objects.get(rolled_from=old)
+    assert response.status_code == 302 and response["Location"] == f"/portal/keys/{new.pk}/new/"
+    shown = client.get(response["Location"])
+    assert shown.status_code == 200 and "no-store" in shown["Cache-Control"]
     old.refresh_from_db()
+    assert (
+        f"It replaces <code>{old.prefix}…</code>, which stops working at" in shown.content.decode()
+    )
+    new_raw = raw_key_in(shown.content.decode())
+    assert new.prefix == new_raw[:16]
+    assert (new.name, new.monthly_quota, new.rate_limit) == ("Server", 77, "30/m")
     assert before + timedelta(minutes=60) <= old.expires_at <= timezone.now() + timedelta(hours=1)
     assert client.get("/v1/data/account", **bearer(old_raw)).status_code == 200
     assert client.get("/v1/data/account", **bearer(new_raw)).status_code == 200
 
     now_roll = client.post(f"/portal/keys/{new.pk}/roll/", {"old_key_stops": "0"})
-    assert now_roll.status_code == 200
+    assert now_roll.status_code == 302
     expired = client.get("/v1/data/account", **bearer(new_raw))
     assert expired.status_code == 401 and expired.json()["error"]["code"] == "expired_api_key"
 
     too_late = client.post(f"/portal/keys/{old.pk}/roll/", {"old_key_stops": "2880"})
     assert too_late.status_code == 200 and "Select a valid choice" in too_late.content.decode()
     assert developer.api_keys.count() == 3
+
+
+def page_text(response) -> str:
+    """The page's words as a reader sees them, tags gone, white space folded."""
+    return " ".join(re.sub(r"<[^>]+>", " ", response.content.decode()).split())
+
+
+def _rows(page: str) -> dict[int, str]:
+    return {
+        int(pk): row for pk, row in re.findall(r'<tr data-key-id="(\d+)">(.*?)</tr>', page, re.S)
+    }
+
+
+def test_a_rolled_key_shows_its_lineage_and_offers_no_second_roll(client, signed_in):
+    developer = signed_in()
+    old, _ = api_key_create(developer=developer, name="Server")
+    client.post(f"/portal/keys/{old.pk}/roll/", {"old_key_stops": "240"})
+    new = ApiKey.objects.get(rolled_from=old)
+    old.refresh_from_db()
+    stops = f"{old.expires_at:%Y-%m-%d %H:%M}"
+
+    rows = _rows(client.get("/portal/").content.decode())
+    assert (
+        f'replaced by <a href="/portal/keys/{new.pk}/"><code>{new.prefix}…</code></a>'
+        in rows[old.pk]
+    )
+    assert f"stops at {stops}" in rows[old.pk]
+    assert "expires in" not in rows[old.pk]  # not "expires in 0 days"
+    assert "Roll</a>" not in rows[old.pk] and "Revoke</a>" in rows[old.pk]
+    assert (
+        f'rolled from <a href="/portal/keys/{old.pk}/"><code>{old.prefix}…</code>' in rows[new.pk]
+    )
+    assert "Roll</a>" in rows[new.pk]
+
+    old_page = client.get(f"/portal/keys/{old.pk}/")
+    assert old_page.status_code == 200
+    text = page_text(old_page)
+    assert f"This key was rolled: it is replaced by {new.prefix}… and stops at {stops} UTC." in text
+    assert f"Replaced by {new.prefix}… (Server)" in text and f"Stops at {stops} UTC" in text
+    assert "expires in" not in text and "Roll</a>" not in old_page.content.decode()
+    new_page = page_text(client.get(f"/portal/keys/{new.pk}/"))
+    assert f"Rolled from {old.prefix}… (Server)" in new_page
+
+    # The roll form of a key on its way out refuses, and nothing is issued.
+    again = client.post(f"/portal/keys/{old.pk}/roll/", {"old_key_stops": "0"})
+    assert again.status_code == 403 and "This key was rolled already" in again.content.decode()
+    assert developer.api_keys.count() == 2
+    assert client.get(f"/portal/keys/{old.pk + new.pk + 1}/").status_code == 404
 
 
 def test_a_developer_cannot_list_revoke_or_roll_another_developers_key(
@@ -124,7 +219,12 @@ def test_a_developer_cannot_list_revoke_or_roll_another_developers_key(
     signed_in()
     assert theirs.prefix not in client.get("/portal/").content.decode()
     assert theirs.prefix not in client.get("/portal/usage/").content.decode()
-    for path in (f"/portal/keys/{theirs.pk}/revoke/", f"/portal/keys/{theirs.pk}/roll/"):
+    for path in (
+        f"/portal/keys/{theirs.pk}/",
+        f"/portal/keys/{theirs.pk}/new/",
+        f"/portal/keys/{theirs.pk}/revoke/",
+        f"/portal/keys/{theirs.pk}/roll/",
+    ):
         assert client.get(path).status_code == 404
     assert client.post(f"/portal/keys/{theirs.pk}/revoke/").status_code == 404
     roll = client.post(f"/portal/keys/{theirs.pk}/roll/", {"old_key_stops": "0"})
@@ -144,7 +244,10 @@ def test_pending_and_suspended_developers_cannot_create_or_roll_keys(client, sig
     key, _ = api_key_create(developer=suspended, name="Before suspension")
     assert client.post("/portal/keys/", {"name": "Nope"}).status_code == 403
     refused = client.post(f"/portal/keys/{key.pk}/roll/", {"old_key_stops": "0"})
-    assert refused.status_code == 403 and "Only an active key can be rolled" in refused.content.decode()
+    assert (
+        refused.status_code == 403
+        and "Only an active key can be rolled" in refused.content.decode()
+    )
     assert suspended.api_keys.count() == 1
     page = client.get("/portal/").content.decode()
     assert ">Inactive<" in page and "Roll</a>" not in page
@@ -154,7 +257,7 @@ def test_key_name_is_required_and_live_keys_are_bounded(client, signed_in):
     developer = signed_in()
     assert client.post("/portal/keys/", {"name": ""}).status_code == 400
     for i in range(10):
-        assert client.post("/portal/keys/", {"name": f"k{i}"}).status_code == 200
+        assert client.post("/portal/keys/", {"name": f"k{i}"}).status_code == 302
     refused = client.post("/portal/keys/", {"name": "eleventh"})
     assert refused.status_code == 403 and "the most allowed" in refused.content.decode()
     assert developer.api_keys.count() == 10

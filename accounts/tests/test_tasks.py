@@ -59,12 +59,11 @@ def test_a_rolled_key_gets_no_expiry_notice(make_developer, sent):
 def test_purge_deletes_used_and_expired_sign_up_links_only(make_developer, eager_tasks):
     developer = make_developer()
     now = timezone.now()
-    site = "http://testserver"
-    used, _ = signup_link_issue(developer=developer, created_by=None, site_url=site, now=now)
+    used, _ = signup_link_issue(developer=developer, created_by=None, now=now)
     used.used_at = now
     used.save()
-    signup_link_issue(developer=developer, created_by=None, site_url=site, now=now - timedelta(8))
-    fresh, _ = signup_link_issue(developer=developer, created_by=None, site_url=site, now=now)
+    signup_link_issue(developer=developer, created_by=None, now=now - timedelta(8))
+    fresh, _ = signup_link_issue(developer=developer, created_by=None, now=now)
     assert purge_signup_links.delay().get() == 2
     assert list(SignupLink.objects.values_list("pk", flat=True)) == [fresh.pk]
     assert purge_signup_links.delay().get() == 0

@@ -38,7 +38,12 @@ def test_register_interest_in_a_planned_product(live_server, browser_page):
 
     acknowledgement = page.get_by_role("status")
     assert "We have noted your interest in Transcription" in acknowledgement.inner_text()
-    assert page.url == f"{live_server.url}/products/transcription/interest/"
+    assert page.url == f"{live_server.url}/products/transcription/interest/sent/"
+    assert page.get_by_role("heading", level=1).inner_text() == "Thank you"
+    assert page.get_by_label("Work email").count() == 0
+    page.reload()
+    assert "Your interest in Transcription is noted" in page.get_by_role("status").inner_text()
+    assert InterestSubmission.objects.count() == 1
     page.screenshot(path=SCREENSHOTS / "interest-acknowledged.png", full_page=True)
 
     stored = InterestSubmission.objects.get()

@@ -78,9 +78,11 @@ def test_interest_form_only_for_planned_products(client):
 
 def test_interest_is_stored_and_acknowledged_after_a_redirect(client):
     response = client.post("/products/ip-risk/interest/", FORM)
-    assert response.status_code == 302 and response["Location"] == "/products/ip-risk/interest/"
+    assert response.status_code == 302
+    assert response["Location"] == "/products/ip-risk/interest/sent/"
     html = page(client.get(response["Location"]))
     assert "Thank you. We have noted your interest in IP risk" in html
+    assert "<form" not in html.split("<main", 1)[1]  # the thanks, not the empty form again
     stored = InterestSubmission.objects.get()
     assert (stored.product.slug, stored.email, stored.name, stored.company) == (
         "ip-risk",
@@ -89,6 +91,11 @@ def test_interest_is_stored_and_acknowledged_after_a_redirect(client):
         "Analytical Engines",
     )
     assert "Thank you" not in page(client.get("/products/ip-risk/interest/"))
+    # A reload of the thanks sends nothing again.
+    reloaded = page(client.get(response["Location"]))
+    assert "Your interest in IP risk is noted" in reloaded
+    assert InterestSubmission.objects.count() == 1
+    assert client.get("/products/phone-lookup/interest/sent/").status_code == 404
 
 
 def test_a_repeat_from_the_same_email_updates_the_one_submission(client):

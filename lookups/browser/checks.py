@@ -44,7 +44,10 @@ def browser_check(*, product: Product, check: CheckRequest, now: datetime) -> st
         raise problems_error(parsed)
     (result,) = lookup_results(product=PRODUCTS[product.slug], phones=[parsed], now=now)
     browser_check_count(product_id=product.pk, day=now.astimezone(UTC).date())
-    return seal({"product": product.slug, "result": result}, check.recipient)
+    # The number as checked, for the page to show beside the result: a phone-exposure result
+    # is `{"atRisk"}` alone. Inside the envelope, so only the page that asked can read it.
+    envelope = {"product": product.slug, "phoneNumber": parsed.e164, "result": result}
+    return seal(envelope, check.recipient)
 
 
 def browser_check_count(*, product_id: int, day: date) -> None:

@@ -16,7 +16,8 @@ serialization, five base64url parts joined by dots:
   secret Z: SHA-256(00000001 ‖ Z ‖ len32("A256GCM") ‖ "A256GCM" ‖ len32(apu)=0 ‖ len32(apv)=0 ‖
   uint32(256)); no apu or apv.
 - enc A256GCM: 96-bit IV, 128-bit tag, additional data = the ASCII of the first part.
-- Plaintext: UTF-8 JSON {"product": "<product>", "result": <the API's result object>}.
+- Plaintext: UTF-8 JSON {"product": "<product>", "phoneNumber": "<E.164>", "result": <the
+  API's result object>}.
 
 Only the page that holds the private key can read it; `static/js/checker.js` opens it.
 """

@@ -47,7 +47,12 @@ CHECKS = [
         "07912 345679",
         "gb",
         "carrier-lookups",
-        {"Operator": "Giffgaff (ported)", "Number type": "Mobile", "Country": "GB"},
+        {
+            "Number": "+447912345679",
+            "Operator": "Giffgaff (ported)",
+            "Number type": "Mobile",
+            "Country": "GB",
+        },
     ),
     (
         "Reverse phone lookup",
@@ -55,7 +60,7 @@ CHECKS = [
         "+44 20 7946 0018",
         "",
         "reverse-phone-lookups",
-        {"Business": "Northwind Traders Ltd", "Verified": "Yes"},
+        {"Number": "+442079460018", "Business": "Northwind Traders Ltd", "Verified": "Yes"},
     ),
     (
         "Phone exposure check",
@@ -63,7 +68,10 @@ CHECKS = [
         "+44 7912 345678",
         "",
         "phone-exposure-checks",
-        {"In exposure data": "Yes: this number appears in known exposure data."},
+        {
+            "Number": "+447912345678",
+            "In exposure data": "Yes: this number appears in known exposure data.",
+        },
     ),
 ]
 
@@ -104,6 +112,7 @@ def test_each_checker_shows_its_result_from_an_encrypted_envelope(
         page.get_by_role("link", name="Check a number").click()
         page.get_by_role("link", name=link, exact=True).click()
         assert page.url == f"{live_server.url}/checkers/{product}/"
+        assert page.title() == f"Check a number: {link} · phoneintel"
         page.get_by_label("Phone number").fill(phone)
         page.get_by_label("Country (optional)").fill(country)
         with page.expect_response(lambda r: r.url.endswith("/checks")) as answer:

@@ -173,7 +173,11 @@ def test_a_result_travels_only_as_a_jwe_the_page_can_open(visitor, make_key, bea
             content_type="application/json",
             **bearer(raw),
         )
-        assert opened == {"product": product, "result": api.json()["data"]}
+        assert opened == {
+            "product": product,
+            "phoneNumber": HIGH_RISK,
+            "result": api.json()["data"],
+        }
     assert visitor.opened(visitor.check(HIGH_RISK))["result"]["risk"]["level"] == "high"
 
 

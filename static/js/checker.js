@@ -175,18 +175,17 @@
 
   // --- showing results and errors ---------------------------------------------------------
 
-  function resultFacts(result) {
+  function resultFacts(phoneNumber, result) {
+    const rows = [["Number", phoneNumber]];
     if (product === "phone-exposure" && "atRisk" in result) {
-      return [
-        [
-          "In exposure data",
-          result.atRisk
-            ? "Yes: this number appears in known exposure data."
-            : "No: this number does not appear in known exposure data.",
-        ],
-      ];
+      rows.push([
+        "In exposure data",
+        result.atRisk
+          ? "Yes: this number appears in known exposure data."
+          : "No: this number does not appear in known exposure data.",
+      ]);
+      return rows;
     }
-    const rows = [["Number", result.phoneNumber]];
     if (!result.found) {
       rows.push([
         "Result",
@@ -215,9 +214,9 @@
     return rows;
   }
 
-  function showResult(result) {
+  function showResult(phoneNumber, result) {
     facts.replaceChildren();
-    for (const [term, value] of resultFacts(result)) {
+    for (const [term, value] of resultFacts(phoneNumber, result)) {
       const dt = document.createElement("dt");
       dt.textContent = term;
       const dd = document.createElement("dd");
@@ -334,7 +333,7 @@
       if (opened.product !== product) {
         throw new Error("wrong-product");
       }
-      showResult(opened.result);
+      showResult(opened.phoneNumber, opened.result);
       return;
     }
     let error;

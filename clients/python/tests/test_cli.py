@@ -150,6 +150,40 @@ def test_a_120_row_file_with_invalid_rows_is_3_calls_and_charges_the_valid_rows(
     assert not (tmp_path / "results.csv.phoneintel-run.json").exists()
 
 
+def test_resume_after_a_finished_run_exits_0_and_sends_nothing(key, cli_env, proxy, tmp_path):
+    api_key, raw = key
+    numbers, results = tmp_path / "numbers.csv", tmp_path / "results.csv"
+    valid, _ = numbers_file(numbers, 60)
+    command = [numbers, "--product", "phone-risk", "--out", results, "--resume"]
+    first = bulk(cli_env(raw, proxy.url), *command[:-1])
+    assert first.returncode == 0, first.stderr
+    finished, calls, charged = results.read_bytes(), proxy.count(BULK), units_used(api_key)
+    assert calls == 2 and charged == valid
+
+    # A script that always passes --resume, run again: nothing left to do is success.
+    again = bulk(cli_env(raw, proxy.url), *command)
+    assert again.returncode == 0, again.stderr
+    assert again.stderr == (
+        f"60 rows -> {results}: the run finished already; nothing sent, nothing charged\n"
+    )
+    assert proxy.request_lines[calls:] == [] and units_used(api_key) == charged
+    assert results.read_bytes() == finished
+    assert not (tmp_path / "results.csv.phoneintel-run.json").exists()
+
+    # An output that is not this file's whole run is not "finished": nothing to resume.
+    for other, content in (
+        ("phone-lookup", finished),  # another product's columns
+        ("phone-risk", finished[: finished.rindex(b"\n", 0, -1) + 1]),  # a row short
+    ):
+        results.write_bytes(content)
+        refused = bulk(cli_env(raw, proxy.url), numbers, "--product", other, "--out", results,
+                       "--resume")  # fmt: skip
+        assert refused.returncode == 2
+        assert refused.stderr.startswith("phoneintel: nothing to resume: no ")
+        assert results.read_bytes() == content
+    assert proxy.request_lines[calls:] == [] and units_used(api_key) == charged
+
+
 BAD_FILES = [
     (b"number,country\n+14155550123,US\n", "line 1: no phone column in the header"),
     (b"phone\n+14155550123\n+14155550188,US\n", "line 3: 2 fields but the header has 1"),

@@ -106,6 +106,23 @@ def output_columns(product: str) -> list[str]:
     return ["line", "phone", "country", "error", "errorMessage", *result_columns(product)]
 
 
+def output_is_complete(path: Path, rows: list[InputRow], product: str) -> bool:
+    """Whether `path` is the whole output of a run of `rows` for `product`: the product's
+    header, then one row per input row, in order, naming its line, number and country.
+
+    A finished run leaves no state file, so this is how `--resume` knows there is nothing
+    left to do rather than nothing to resume."""
+    try:
+        with path.open(newline="", encoding="utf-8") as source:
+            reader = csv.reader(source, strict=True)
+            if next(reader, None) != output_columns(product):
+                return False
+            written = [tuple(cells[:3]) for cells in reader]
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return False
+    return written == [(str(row.line), row.phone, row.country or "") for row in rows]
+
+
 def output_row(row: InputRow, item: BulkItem) -> dict[str, str]:
     out = {"line": str(row.line), "phone": row.phone, "country": row.country or ""}
     if item.error is not None:

@@ -33,6 +33,7 @@ from phoneintel_client.bulkfile import (
     BadFile,
     RunState,
     output_columns,
+    output_is_complete,
     output_row,
     read_numbers,
 )
@@ -250,6 +251,15 @@ def run_bulk(args: argparse.Namespace, out: Console, err: Console) -> int:
     except BadFile as problem:
         raise UsageProblem(problem) from None
     state_path = RunState.path_for(args.out)
+    if args.resume and not state_path.exists() and output_is_complete(args.out, rows, args.product):
+        # A script that always passes --resume runs again after a finished run: success,
+        # with nothing sent, nothing charged and the output left as it is.
+        err.print(
+            f"{len(rows)} rows -> {args.out}: the run finished already; nothing sent,"
+            " nothing charged",
+            markup=False,
+        )
+        return 0
     state = _start_or_resume(args, state_path, digest)
     columns = output_columns(args.product)
     started = time.monotonic()

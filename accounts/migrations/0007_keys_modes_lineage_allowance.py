@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("accounts", "0005_usage_rows_indexed_once"),
+        ("accounts", "0006_api_key_lineage_and_verbose_names"),
     ]
 
     operations = [

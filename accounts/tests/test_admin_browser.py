@@ -1,0 +1,64 @@
+"""Staff review access requests in real headless Chromium: the queue and a request's page."""
+
+import pytest
+
+from accounts.models import Developer
+from conftest import SCREENSHOTS
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+USE = (
+    "Screening inbound calls to our contact centre for fraud before an agent answers, and"
+    " flagging numbers that appear in exposure data for a second check."
+)
+
+
+@pytest.fixture
+def staff_page(live_server, browser_page, django_user_model):
+    django_user_model.objects.create_superuser(email="staff@example.test", password="staff-pw")
+    page = browser_page
+    page.goto(f"{live_server.url}/admin/")
+    page.get_by_label("Email address:").fill("staff@example.test")
+    page.get_by_label("Password:").fill("staff-pw")
+    page.get_by_role("button", name="Log in").click()
+    return page
+
+
+def test_staff_read_the_queue_whole_and_approve_a_request_from_its_page(
+    live_server, staff_page, make_developer, mailoutbox, eager_tasks
+):
+    waiting = make_developer(
+        email="lin.developer@callers-incorporated.example.test",
+        access=Developer.Access.PENDING,
+        name="Lin Developer",
+        company="Callers Incorporated International",
+        intended_use=USE,
+    )
+    page = staff_page
+    for width in (390, 1280):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(f"{live_server.url}/admin/accounts/accessrequest/")
+        page.screenshot(path=SCREENSHOTS / f"admin-access-requests-{width}.png", full_page=True)
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        page.goto(f"{live_server.url}/admin/accounts/accessrequest/{waiting.pk}/change/")
+        page.screenshot(path=SCREENSHOTS / f"admin-access-request-{width}.png", full_page=True)
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+
+    # At 1280 px the whole row is in view: nothing hides behind a scroll bar.
+    page.goto(f"{live_server.url}/admin/accounts/accessrequest/")
+    results = page.locator("#changelist-form .results")
+    assert results.evaluate("box => box.scrollWidth <= box.clientWidth")
+    row = page.locator("#result_list tbody tr")
+    assert USE[:60] in row.locator(".field-use").inner_text()
+    assert row.locator(".field-reviewed").is_visible()
+
+    row.get_by_role("link", name=waiting.user.email).click()
+    assert page.get_by_role("button", name="Save").count() == 0
+    page.get_by_label("Monthly units per key:").fill("300")
+    page.get_by_role("button", name="Approve and email a sign-up link").click()
+    assert "Approved 1 request(s)." in page.locator(".messagelist").inner_text()
+    assert page.url == f"{live_server.url}/admin/accounts/accessrequest/"
+    waiting.refresh_from_db()
+    assert (waiting.access, waiting.monthly_quota) == (Developer.Access.APPROVED, 300)
+    [email] = mailoutbox
+    assert email.to == [waiting.user.email]
