@@ -48,6 +48,25 @@ AccountData = inline_serializer(
                 "windowSeconds": serializers.IntegerField(min_value=1),
             },
         ),
+        "mode": serializers.ChoiceField(
+            choices=["live", "test"],
+            help_text="`test` for a sandbox key (`pi_beta_test_…`): it answers only the test"
+            " numbers, on its own test usage.",
+        ),
+        "allowance": inline_serializer(
+            "AccountAllowance",
+            {
+                "monthlyUnits": serializers.IntegerField(
+                    min_value=0,
+                    help_text="Live units your developer account may spend this month, across"
+                    " all its keys; staff set it.",
+                ),
+                "unitsUsed": serializers.IntegerField(min_value=0),
+                "unitsRemaining": serializers.IntegerField(min_value=0),
+            },
+            allow_null=True,
+            help_text="The developer-wide monthly allowance; null for a test key.",
+        ),
     },
 )
 
@@ -70,9 +89,12 @@ ACCOUNT_EXAMPLE = {
             "byProduct": {"phone-lookup": 7, "carrier-lookup": 5},
         },
         "rateLimit": {"limit": 600, "windowSeconds": 60},
+        "mode": "live",
+        "allowance": {"monthlyUnits": 10000, "unitsUsed": 212, "unitsRemaining": 9788},
     },
     "meta": {
         "requestId": "req_3f2a9c1e8b7d4f60a1b2c3d4e5f60718",
+        "mode": "live",
         "unitsCharged": 0,
         "usage": {
             "period": "2026-11",
@@ -125,5 +147,13 @@ class AccountView(APIView):
                 },
             },
             "rateLimit": {"limit": limit, "windowSeconds": window},
+            "mode": api_key.mode,
+            "allowance": None
+            if api_key.allowance is None
+            else {
+                "monthlyUnits": api_key.allowance.units_quota,
+                "unitsUsed": api_key.allowance.units_used,
+                "unitsRemaining": api_key.allowance.units_remaining,
+            },
         }
-        return success(request, data, units_charged=0, usage=meta)
+        return success(request, data, units_charged=0, usage=meta, mode=api_key.mode)

@@ -72,7 +72,12 @@ _USAGE = {
     "unitsRemaining": 987,
     "resetsAt": "2026-12-01T00:00:00Z",
 }
-_META = {"requestId": "req_3f2a9c1e8b7d4f60a1b2c3d4e5f60718", "unitsCharged": 1, "usage": _USAGE}
+_META = {
+    "requestId": "req_3f2a9c1e8b7d4f60a1b2c3d4e5f60718",
+    "mode": "live",
+    "unitsCharged": 1,
+    "usage": _USAGE,
+}
 
 
 def examples(product) -> list[OpenApiExample]:

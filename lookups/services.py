@@ -120,7 +120,13 @@ def _charged_answer(
             raise exceeded.as_api_error(now) from None
         data = shape(results(product, phones, read, charged.rows))
         body = render_json(
-            success_body(request_id, data, units_charged=len(phones), usage=charged.usage.as_meta())
+            success_body(
+                request_id,
+                data,
+                units_charged=len(phones),
+                usage=charged.usage.as_meta(),
+                mode=api_key.mode,
+            )
         )
         if claim is not None:
             claim.complete(body=body, request_id=request_id, now=now)

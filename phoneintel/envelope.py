@@ -35,9 +35,17 @@ def is_api_path(path: str) -> bool:
 
 
 def success_body(
-    request_id: str, data, *, units_charged: int | None = None, usage: dict | None = None
+    request_id: str,
+    data,
+    *,
+    units_charged: int | None = None,
+    usage: dict | None = None,
+    mode: str | None = None,
 ):
+    """The success envelope; `mode` (`live` or `test`) on every answer to a key."""
     meta = {"requestId": request_id}
+    if mode is not None:
+        meta["mode"] = mode
     if units_charged is not None:
         meta["unitsCharged"] = units_charged
     if usage is not None:
@@ -45,12 +53,21 @@ def success_body(
     return {"data": data, "meta": meta}
 
 
-def success(request, data, *, units_charged: int | None = None, usage: dict | None = None):
+def success(
+    request,
+    data,
+    *,
+    units_charged: int | None = None,
+    usage: dict | None = None,
+    mode: str | None = None,
+):
     """A 200 in the success envelope, rendered here: for a JSON-only API, DRF's content
     negotiation and rendering of a `Response` would add work and nothing else."""
     return json_response(
         render_json(
-            success_body(request.request_id, data, units_charged=units_charged, usage=usage)
+            success_body(
+                request.request_id, data, units_charged=units_charged, usage=usage, mode=mode
+            )
         )
     )
 

@@ -127,6 +127,11 @@ def envelope(name: str, data, *, authenticated: bool = True):
     """The success envelope around `data`, as a named schema component."""
     meta = {"requestId": serializers.CharField(help_text="Equals the X-Request-Id header.")}
     if authenticated:
+        meta["mode"] = serializers.ChoiceField(
+            choices=["live", "test"],
+            help_text="`test` when a sandbox key (`pi_beta_test_…`) made the call: the answer"
+            " comes from the test numbers, never from real data, and the units are test usage.",
+        )
         meta["unitsCharged"] = serializers.IntegerField(min_value=0)
         meta["usage"] = usage_schema()
     return inline_serializer(name, {"data": data, "meta": inline_serializer(f"{name}Meta", meta)})

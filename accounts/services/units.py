@@ -133,13 +133,6 @@ _CHARGE_SQL = f"""
 """  # noqa: S608  (table names are ours; values are parameters)
 
 
-def _allowance(api_key) -> int:
-    """The developer's allowance as the request read it with the key, or as staff set it."""
-    if isinstance(api_key, AuthenticatedKey):
-        return api_key.allowance.units_quota
-    return api_key.developer.monthly_allowance
-
-
 @dataclass(frozen=True)
 class Charged:
     usage: UsageSummary  # the key's month after the charge
@@ -160,12 +153,20 @@ def charge_units(
         sql += f" UNION ALL SELECT * FROM ({read.sql}) AS r ({READ_COLUMNS})"  # noqa: S608
         params = read.params
     live = api_key.mode == ApiKey.Mode.LIVE
+    # The allowance as the request read it with its key (staff tooling reads it here): a
+    # refusal can say what is left without a read after the failed statement, which inside
+    # an idempotent call's transaction could run nothing more.
+    allowance = (
+        api_key.allowance
+        if isinstance(api_key, AuthenticatedKey)
+        else developer_allowance(developer_id=api_key.developer_id, now=now)
+    )
     params = params | {
         "key": api_key.pk,
         "lineage": api_key.lineage_id or api_key.pk,
         "quota": api_key.monthly_quota,
         "developer": api_key.developer_id,
-        "allowance": _allowance(api_key) if live else 0,
+        "allowance": allowance.units_quota if live else 0,
         "live": live,
         "units": units,
         "period": month_start(now),
@@ -180,11 +181,7 @@ def charge_units(
     except IntegrityError as error:
         if getattr(error.__cause__.diag, "constraint_name", None) != ALLOWANCE_CHECK:
             raise
-        raise QuotaExceeded(
-            developer_allowance(developer_id=api_key.developer_id, now=now),
-            units,
-            of_allowance=True,
-        ) from None
+        raise QuotaExceeded(allowance, units, of_allowance=True) from None
     charge = next((row for row in rows if row.kind == "charged"), None)
     if charge is None:
         # The month as it stands, for the refusal's message: a read, on this rare path only.
