@@ -60,10 +60,16 @@ lint: $(INSTALLED)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-check: $(INSTALLED) lint
+check: $(INSTALLED) lint $(TS_TOOLS)
 	$(TEST_ENV) $(PY) manage.py makemigrations --check --dry-run
 	$(TEST_ENV) $(PY) manage.py check --deploy --fail-level ERROR
 	$(TEST_ENV) $(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
+	@# The document /v1/data/openapi.json serves, against Spectral's OpenAPI ruleset: no warnings.
+	@document=$$(mktemp --suffix=.json) \
+	  && $(TEST_ENV) $(PY) manage.py spectacular --format openapi-json --file $$document \
+	  && $(TS_CLIENT)/node_modules/.bin/spectral lint --ruleset .spectral.yaml \
+	       --fail-severity warn $$document; \
+	  status=$$?; rm -f $$document; exit $$status
 
 # After a change to the contract: the TypeScript client's types from the OpenAPI document,
 # and its build (dist/, committed so that `npm install ./clients/typescript` needs no tools).
