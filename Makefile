@@ -12,7 +12,7 @@ TEST_ENV := DEBUG=0 DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL
 	EXPOSURE_HASH_SECRET=test-only-exposure-secret-0123456789abcdef \
 	CACHE_KEY_PREFIX=phoneintel-test
 
-.PHONY: run test lint check bench instructions schemathesis chromium install clean
+.PHONY: run test lint check bench instructions schemathesis chromium install clean typescript-client
 
 $(INSTALLED): requirements.txt requirements-dev.txt clients/python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,15 @@ $(INSTALLED): requirements.txt requirements-dev.txt clients/python/pyproject.tom
 	touch $@
 
 install: $(INSTALLED)
+
+# The TypeScript client's tools (openapi-typescript, tsc, Spectral), as its lock file pins
+# them, with the machine's Node and npm. The package itself needs none of them at run time.
+TS_CLIENT := clients/typescript
+TS_TOOLS := $(TS_CLIENT)/node_modules/.package-lock.json
+$(TS_TOOLS): $(TS_CLIENT)/package.json $(TS_CLIENT)/package-lock.json
+	@# No package here needs an install script; one of Spectral's would report usage home.
+	cd $(TS_CLIENT) && npm ci --ignore-scripts --no-audit --no-fund
+	touch $@
 
 # The browser tests drive Debian's Chromium: Playwright never downloads a browser.
 CHROMIUM := /usr/bin/chromium
@@ -42,7 +51,7 @@ run: $(INSTALLED) .env
 	@echo "Serving on http://127.0.0.1:8000/  (API: http://127.0.0.1:8000/v1/data/...)"
 	$(PY) manage.py runserver 127.0.0.1:$${PORT:-8000}
 
-test: $(INSTALLED) $(CHROMIUM)
+test: $(INSTALLED) $(CHROMIUM) $(TS_TOOLS)
 	@$(TEST_ENV) $(PY) scripts/check_services.py
 	@$(TEST_ENV) $(PY) manage.py collectstatic --noinput -v0
 	$(TEST_ENV) $(PY) -m pytest $(ARGS)
@@ -51,10 +60,27 @@ lint: $(INSTALLED)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-check: $(INSTALLED) lint
+check: $(INSTALLED) lint $(TS_TOOLS)
 	$(TEST_ENV) $(PY) manage.py makemigrations --check --dry-run
 	$(TEST_ENV) $(PY) manage.py check --deploy --fail-level ERROR
 	$(TEST_ENV) $(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
+	@# The document /v1/data/openapi.json serves, against Spectral's OpenAPI ruleset: no warnings.
+	@document=$$(mktemp --suffix=.json) \
+	  && $(TEST_ENV) $(PY) manage.py spectacular --format openapi-json --file $$document \
+	  && $(TS_CLIENT)/node_modules/.bin/spectral lint --ruleset .spectral.yaml \
+	       --fail-severity warn $$document; \
+	  status=$$?; rm -f $$document; exit $$status
+
+# After a change to the contract: the TypeScript client's types from the OpenAPI document,
+# and its build (dist/, committed so that `npm install ./clients/typescript` needs no tools).
+typescript-client: $(INSTALLED) $(TS_TOOLS)
+	@document=$$(mktemp --suffix=.json) \
+	  && $(TEST_ENV) $(PY) manage.py spectacular --format openapi-json --file $$document \
+	  && $(TS_CLIENT)/node_modules/.bin/openapi-typescript $$document \
+	       --output $(TS_CLIENT)/src/openapi.ts; \
+	  status=$$?; rm -f $$document; exit $$status
+	rm -rf $(TS_CLIENT)/dist
+	cd $(TS_CLIENT) && npm run --silent build
 
 bench: $(INSTALLED)
 	@$(TEST_ENV) $(PY) scripts/check_services.py
@@ -72,4 +98,4 @@ schemathesis: $(INSTALLED)
 	$(TEST_ENV) $(PY) -m scripts.run_schemathesis
 
 clean:
-	rm -rf $(VENV) staticfiles db.sqlite3
+	rm -rf $(VENV) staticfiles db.sqlite3 $(TS_CLIENT)/node_modules

@@ -1,0 +1,4 @@
+export * from "./client.js";
+export * from "./errors.js";
+export type * from "./types.js";
+export type { components, operations, paths } from "./openapi.js";
