@@ -42,14 +42,10 @@ chromium: $(CHROMIUM)
 	$(PYTHON) scripts/write_dev_env.py .env
 
 # Log lines for a person at a terminal; `LOG_FORMAT=json make run` for what production writes.
+# With no DATABASE_URL / REDIS_URL it starts PostgreSQL and Valkey of its own (scripts/run.py).
 run: export LOG_FORMAT ?= plain
 run: $(INSTALLED) .env
-	$(PY) manage.py migrate --noinput
-	$(PY) manage.py collectstatic --noinput -v0
-	$(PY) manage.py seed_demo
-	$(PY) manage.py apikey create --email demo@phoneintel.test --name "Demo key"
-	@echo "Serving on http://127.0.0.1:8000/  (API: http://127.0.0.1:8000/v1/data/...)"
-	$(PY) manage.py runserver 127.0.0.1:$${PORT:-8000}
+	$(PY) -m scripts.run
 
 test: $(INSTALLED) $(CHROMIUM) $(TS_TOOLS)
 	@$(TEST_ENV) $(PY) scripts/check_services.py
@@ -98,4 +94,4 @@ schemathesis: $(INSTALLED)
 	$(TEST_ENV) $(PY) -m scripts.run_schemathesis
 
 clean:
-	rm -rf $(VENV) staticfiles db.sqlite3 $(TS_CLIENT)/node_modules
+	rm -rf $(VENV) staticfiles .dev-services $(TS_CLIENT)/node_modules

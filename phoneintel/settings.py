@@ -1,8 +1,8 @@
 """Settings, all from the environment (see .env.example).
 
-With no DATABASE_URL / REDIS_URL the project runs on an embedded default:
-a SQLite file, the local-memory cache and eager Celery, so `make run` needs
-nothing installed. Production sets both, plus SECRET_KEY and API_KEY_SECRET.
+Every process runs on PostgreSQL and Redis, as production does: DATABASE_URL and REDIS_URL
+are required. `make run` starts a PostgreSQL and a Valkey of its own for whichever is unset
+(scripts/run.py). Production sets both, plus SECRET_KEY and API_KEY_SECRET.
 """
 
 from pathlib import Path
@@ -101,58 +101,62 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {
-    "default": env.db_url("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
-}
+
+def _required_url(name: str) -> str:
+    value = env.str(name, default="")
+    if not value:
+        raise ImproperlyConfigured(
+            f"{name} is not set. `make run` starts its own PostgreSQL and Redis and writes "
+            "their URLs to .dev-services/env for other shells; elsewhere see .env.example."
+        )
+    return value
+
+
+DATABASES = {"default": env.db_url_config(_required_url("DATABASE_URL"))}
+if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+    raise ImproperlyConfigured("DATABASE_URL must be a PostgreSQL URL: postgres://…")
 # Persistent connections: opening one per request would cost more than the lookup.
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 # No per-request `SELECT 1`: it would cost every request a round trip. A connection
 # that died while idle is replaced by `phoneintel.db.first_read` when the request's
 # first statement finds it dead; one that dies mid-request answers 503 and is dropped.
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    _pg_options = DATABASES["default"].setdefault("OPTIONS", {})
-    # The hot-path statements (phoneintel/db.py) are prepared once per connection after
-    # this many runs. Set DATABASE_PREPARED_STATEMENTS=false behind a pooler that cannot
-    # keep prepared statements (PgBouncer in transaction mode before 1.21).
-    _pg_options["prepare_threshold"] = (
-        5 if env.bool("DATABASE_PREPARED_STATEMENTS", default=True) else None
-    )
-    # Bounded waits: a hung or unreachable PostgreSQL costs a request a 503 within
-    # seconds instead of a worker held until gunicorn's timeout. psycopg enforces at
-    # least 2 s to connect. Web processes default to a 5 s statement timeout
-    # (phoneintel/wsgi.py); commands (migrate, imports) have none unless it is set. Behind
-    # a pooler that refuses the `options` startup parameter, set 0 and set it there.
-    _pg_options["connect_timeout"] = env.int("DATABASE_CONNECT_TIMEOUT", default=3)
-    _statement_timeout_ms = env.int("DATABASE_STATEMENT_TIMEOUT_MS", default=0)
-    if _statement_timeout_ms:
-        _pg_options["options"] = f"-c statement_timeout={_statement_timeout_ms}"
+_pg_options = DATABASES["default"].setdefault("OPTIONS", {})
+# The hot-path statements (phoneintel/db.py) are prepared once per connection after
+# this many runs. Set DATABASE_PREPARED_STATEMENTS=false behind a pooler that cannot
+# keep prepared statements (PgBouncer in transaction mode before 1.21).
+_pg_options["prepare_threshold"] = (
+    5 if env.bool("DATABASE_PREPARED_STATEMENTS", default=True) else None
+)
+# Bounded waits: a hung or unreachable PostgreSQL costs a request a 503 within
+# seconds instead of a worker held until gunicorn's timeout. psycopg enforces at
+# least 2 s to connect. Web processes default to a 5 s statement timeout
+# (phoneintel/wsgi.py); commands (migrate, imports) have none unless it is set. Behind
+# a pooler that refuses the `options` startup parameter, set 0 and set it there.
+_pg_options["connect_timeout"] = env.int("DATABASE_CONNECT_TIMEOUT", default=3)
+_statement_timeout_ms = env.int("DATABASE_STATEMENT_TIMEOUT_MS", default=0)
+if _statement_timeout_ms:
+    _pg_options["options"] = f"-c statement_timeout={_statement_timeout_ms}"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-REDIS_URL = env.str("REDIS_URL", default="")
+REDIS_URL = _required_url("REDIS_URL")
 # The API's rate counters (accounts/throttling.py) are Redis keys of their own, beside the cache's.
 RATE_KEY_PREFIX = env.str("CACHE_KEY_PREFIX", default="phoneintel")
-if REDIS_URL:
-    CACHES = {
-        "default": {
-            "BACKEND": "django_redis.cache.RedisCache",
-            "LOCATION": REDIS_URL,
-            "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="phoneintel"),
-            # Bounded waits, as for PostgreSQL: a hung Redis fails the request within a
-            # second. redis-py's pool notices a connection the server closed before
-            # handing it out, and so does the rate check's own connection per thread
-            # (accounts/throttling.py): a restarted Redis costs no failed request.
-            "OPTIONS": {
-                "SOCKET_CONNECT_TIMEOUT": env.float("REDIS_CONNECT_TIMEOUT", default=1.0),
-                "SOCKET_TIMEOUT": env.float("REDIS_SOCKET_TIMEOUT", default=1.0),
-            },
-        }
+CACHES = {
+    "default": {
+        "BACKEND": "django_redis.cache.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="phoneintel"),
+        # Bounded waits, as for PostgreSQL: a hung Redis fails the request within a
+        # second. redis-py's pool notices a connection the server closed before
+        # handing it out, and so does the rate check's own connection per thread
+        # (accounts/throttling.py): a restarted Redis costs no failed request.
+        "OPTIONS": {
+            "SOCKET_CONNECT_TIMEOUT": env.float("REDIS_CONNECT_TIMEOUT", default=1.0),
+            "SOCKET_TIMEOUT": env.float("REDIS_SOCKET_TIMEOUT", default=1.0),
+        },
     }
-else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
-    # The embedded default serves one process (runserver), so a per-process
-    # cache is shared by everything that counts; production sets REDIS_URL.
-    SILENCED_SYSTEM_CHECKS += ["django_ratelimit.E003", "django_ratelimit.W001"]
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -298,10 +302,9 @@ CHECKER_POW_BITS = env.int("CHECKER_POW_BITS", default=14)
 CHECKER_MAX_BODY_BYTES = 4096
 
 # --- Celery --------------------------------------------------------------
-CELERY_BROKER_URL = REDIS_URL or "memory://"
+# Tasks always go through the broker to a worker; `make run` runs one, and beat.
+CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = None
-CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=not REDIS_URL)
-CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TIMEZONE = "UTC"
 # Workers log through LOGGING below (JSON unless LOG_FORMAT=plain), not Celery's own format.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False

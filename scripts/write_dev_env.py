@@ -1,7 +1,7 @@
 """Writes a .env for local development: DEBUG on, fresh random secrets.
 
-No DATABASE_URL / REDIS_URL, so the embedded defaults apply (SQLite, local
-cache, eager Celery). Production never uses this file: set real variables.
+No DATABASE_URL / REDIS_URL: `make run` starts its own PostgreSQL and Valkey
+(scripts/run.py). Production never uses this file: set real variables.
 """
 
 import secrets
