@@ -10,4 +10,5 @@ urlpatterns = [
     path("products/<slug:slug>/", views.product_overview, name="overview"),
     path("products/<slug:slug>/interest/", views.product_interest, name="interest"),
     path("docs/api/", views.api_reference, name="api_reference"),
+    path("favicon.ico", views.favicon, name="favicon"),
 ]

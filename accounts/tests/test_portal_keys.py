@@ -38,7 +38,7 @@ def test_a_new_key_is_shown_once_and_works(client, signed_in, bearer):
     assert "no-store" in response["Cache-Control"]
     page = response.content.decode()
     assert "it will not be shown again" in page
-    assert 'data-copy-target="raw-key"' in page and "/static/js/portal.js" in page
+    assert 'data-copy-target="raw-key"' in page and "/static/js/copy.js" in page
     raw = raw_key_in(page)
     key = developer.api_keys.get()
     assert (key.name, key.prefix) == ("Production", raw[:16])
