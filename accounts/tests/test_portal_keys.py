@@ -160,11 +160,15 @@ def test_key_name_is_required_and_live_keys_are_bounded(client, signed_in):
     assert developer.api_keys.count() == 10
 
 
-def test_quickstart_uses_the_developers_own_key_prefix(client, signed_in):
+def test_quickstart_names_the_developers_key_and_exports_a_placeholder(client, signed_in):
     developer = signed_in()
     key, _ = api_key_create(developer=developer, name="Docs")
     page = client.get("/portal/quickstart/").content.decode()
-    assert f"export PHONEINTEL_API_KEY={key.prefix}…" in page
+    assert f"the one that starts <code>{key.prefix}</code>" in page
+    # Never a truncated key that a paste would send as if it were whole.
+    assert "export PHONEINTEL_API_KEY=&lt;paste your whole key here&gt;" in page
+    assert f"{key.prefix}…" not in page
+    assert "export PHONEINTEL_BASE_URL=http://testserver" in page
     assert "curl -s http://testserver/v1/data/account" in page
     assert 'href="/docs/api/"' in page and 'href="/v1/data/products"' in page
     shown_reasons = re.findall(r'<code class="risk-reason">(\w+)</code>', page)
