@@ -251,7 +251,7 @@ def test_the_navigation_marks_the_current_page(live_server, browser_page, make_d
     assert other_line == "none" and current_line != "none"
     assert current_colour != other_colour
 
-    make_developer(email="nav@example.test")
+    key, _ = api_key_create(developer=make_developer(email="nav@example.test"), name="Any")
     sign_in(page, site, "nav@example.test")
     assert current_links(page, site_nav) == {"Your keys": "page"}
     assert current_links(page, ".portal-nav") == {"Keys": "page"}
@@ -260,14 +260,17 @@ def test_the_navigation_marks_the_current_page(live_server, browser_page, make_d
     page.locator(site_nav).get_by_role("link", name="Your keys").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Your keys")
     assert page.title().startswith("Your keys ·")
-    for name, portal_link in [
-        ("portal:usage", "Usage"),
-        ("portal:quickstart", "Quickstart"),
-        ("portal:password_change", "Password"),
+    for name, args, portal_marked in [
+        ("portal:usage", (), {"Usage": "page"}),
+        ("portal:quickstart", (), {"Quickstart": "page"}),
+        ("portal:password_change", (), {"Password": "page"}),
+        ("portal:password_change_done", (), {"Password": "true"}),
+        ("portal:key_roll", (KEY,), {"Keys": "true"}),
+        ("portal:key_revoke", (KEY,), {"Keys": "true"}),
     ]:
-        page.goto(page_url(site, name, ()))
+        page.goto(page_url(site, name, args, key.pk))
         assert current_links(page, site_nav) == {"Your keys": "true"}, name
-        assert current_links(page, ".portal-nav") == {portal_link: "page"}, name
+        assert current_links(page, ".portal-nav") == portal_marked, name
 
 
 def test_every_page_has_an_icon(live_server, browser_page):
