@@ -15,4 +15,5 @@ urlpatterns = [
         name="interest_sent",
     ),
     path("docs/api/", views.api_reference, name="api_reference"),
+    path("favicon.ico", views.favicon, name="favicon"),
 ]

@@ -3,6 +3,7 @@ import shlex
 
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
+from django.templatetags.static import static
 from django.views.decorators.http import require_http_methods
 from django_ratelimit.decorators import ratelimit
 
@@ -73,3 +74,9 @@ def product_interest_sent(request, slug):
 
 def api_reference(request):
     return render(request, "docs/api_reference.html")
+
+
+def favicon(request):
+    # Every page links its icon, but browsers, feed readers and crawlers still ask for
+    # /favicon.ico first: they get the same SVG rather than a 404.
+    return redirect(static("img/favicon.svg"), permanent=True)

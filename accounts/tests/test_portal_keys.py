@@ -43,7 +43,7 @@ def test_a_new_key_is_shown_once_and_works(client, signed_in, bearer):
     assert "no-store" in shown["Cache-Control"]
     page = shown.content.decode()
     assert "it will not be shown again" in page
-    assert 'data-copy-target="raw-key"' in page and "/static/js/portal.js" in page
+    assert 'data-copy-target="raw-key"' in page and "/static/js/copy.js" in page
     raw = raw_key_in(page)
     assert (key.name, key.prefix) == ("Production", raw[:16])
     assert client.get("/v1/data/account", **bearer(raw)).status_code == 200
@@ -187,7 +187,7 @@ def test_a_rolled_key_shows_its_lineage_and_offers_no_second_roll(client, signed
         f'replaced by <a href="/portal/keys/{new.pk}/"><code>{new.prefix}…</code></a>'
         in rows[old.pk]
     )
-    assert f"stops at {stops}" in rows[old.pk]
+    assert re.search(rf"stops at <time[^>]*>{stops}</time>", rows[old.pk])
     assert "expires in" not in rows[old.pk]  # not "expires in 0 days"
     assert "Roll</a>" not in rows[old.pk] and "Revoke</a>" in rows[old.pk]
     assert (
@@ -263,11 +263,15 @@ def test_key_name_is_required_and_live_keys_are_bounded(client, signed_in):
     assert developer.api_keys.count() == 10
 
 
-def test_quickstart_uses_the_developers_own_key_prefix(client, signed_in):
+def test_quickstart_names_the_developers_key_and_exports_a_placeholder(client, signed_in):
     developer = signed_in()
     key, _ = api_key_create(developer=developer, name="Docs")
     page = client.get("/portal/quickstart/").content.decode()
-    assert f"export PHONEINTEL_API_KEY={key.prefix}…" in page
+    assert f"the one that starts <code>{key.prefix}</code>" in page
+    # Never a truncated key that a paste would send as if it were whole.
+    assert "export PHONEINTEL_API_KEY=&lt;paste your whole key here&gt;" in page
+    assert f"{key.prefix}…" not in page
+    assert "export PHONEINTEL_BASE_URL=http://testserver" in page
     assert "curl -s http://testserver/v1/data/account" in page
     assert 'href="/docs/api/"' in page and 'href="/v1/data/products"' in page
     shown_reasons = re.findall(r'<code class="risk-reason">(\w+)</code>', page)
