@@ -21,8 +21,10 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
         return {
             "type": "http",
             "scheme": "bearer",
-            "bearerFormat": "pi_beta_ + 32 base62 characters + 6-character base62 CRC32",
-            "description": "A developer API key: `Authorization: Bearer pi_beta_…`."
+            "bearerFormat": "pi_beta_ (pi_beta_test_ for a test key) + 32 base62 characters"
+            " + 6-character base62 CRC32",
+            "description": "A developer API key: `Authorization: Bearer pi_beta_…`, or a test"
+            " key `pi_beta_test_…` that answers only the sandbox's test numbers (see Sandbox)."
             " Keys expire 90 days after issue and can be revoked at once.",
         }
 

@@ -8,17 +8,30 @@ owns the order of the work and its round trips.
 from django.urls import path
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_view,
+    inline_serializer,
+)
+from rest_framework import serializers
+from rest_framework.permissions import AllowAny
 from rest_framework.views import APIView
 
-from lookups import openapi
+from lookups import openapi, sandbox
 from lookups.bulk import BULK_SLUG, BulkRequest
 from lookups.idempotency import HEADER, Claim, claim_or_replay, idempotency_key, request_fingerprint
 from lookups.inputs import LookupInput
 from lookups.products import PRODUCTS, LookupProduct
 from lookups.services import lookup_bulk, lookup_one
-from phoneintel.envelope import json_response
-from phoneintel.openapi import AUTHENTICATED_ERROR_STATUSES, envelope, error_responses
+from phoneintel.envelope import json_response, success
+from phoneintel.openapi import (
+    AUTHENTICATED_ERROR_STATUSES,
+    PUBLIC_ERROR_STATUSES,
+    envelope,
+    error_responses,
+)
 
 
 def idempotency_parameter(*, required: bool) -> OpenApiParameter:
@@ -163,9 +176,70 @@ class BulkLookupView(APIView):
         return json_response(answer.body)
 
 
+TestNumbersData = inline_serializer(
+    "TestNumbers",
+    {
+        "numbers": inline_serializer(
+            "TestNumber",
+            {
+                "phone": serializers.CharField(
+                    help_text="The number in E.164 (or, for the invalid one, the text to send)."
+                ),
+                "product": serializers.ChoiceField(
+                    choices=list(PRODUCTS),
+                    allow_null=True,
+                    help_text="The product it is meant for; null: every product (the error"
+                    " triggers answer the same on every endpoint).",
+                ),
+                "answers": serializers.CharField(help_text="What a call gets, in a few words."),
+                "description": serializers.CharField(),
+            },
+            many=True,
+        )
+    },
+)
+
+
+class TestNumbersView(APIView):
+    """The sandbox's table (`lookups.sandbox`): public, needs no key."""
+
+    authentication_classes = []
+    permission_classes = [AllowAny]
+    throttle_classes = []
+
+    @extend_schema(
+        operation_id="listTestNumbers",
+        summary="The sandbox's test numbers",
+        description="Every number a test key (`pi_beta_test_…`) answers, and what it answers:"
+        " each risk level and reason, report counts, every `numberType`, a ported override,"
+        " a verified business and an unverified listing, exposed, not exposed and an uncovered"
+        " region, a charged not-found, an invalid input, and error triggers (429"
+        " `rate_limited`, 429 `quota_exceeded`, 503, 503-then-200 on a retry with the same"
+        " `Idempotency-Key`, 500). A test key with any other valid number gets 422"
+        " `test_number_required`. Public; needs no key.",
+        tags=["Sandbox"],
+        auth=[],
+        responses={200: envelope("TestNumbersResponse", TestNumbersData, authenticated=False)}
+        | error_responses(*PUBLIC_ERROR_STATUSES),
+        examples=[
+            OpenApiExample(
+                "Test numbers (abridged)",
+                response_only=True,
+                value={
+                    "data": {"numbers": sandbox.listing()[:3]},
+                    "meta": {"requestId": "req_3f2a9c1e8b7d4f60a1b2c3d4e5f60718"},
+                },
+            )
+        ],
+    )
+    def get(self, request):
+        return success(request, {"numbers": sandbox.listing()})
+
+
 def urlpatterns() -> list:
-    """One path per product's single lookup, and the bulk call's."""
+    """One path per product's single lookup, the bulk call's, and the sandbox's table."""
     return [
         *(path(p.path, LookupView.for_product(p).as_view()) for p in PRODUCTS.values()),
         path("bulk-lookups", BulkLookupView.as_view()),
+        path("test-numbers", TestNumbersView.as_view(), name="test-numbers"),
     ]

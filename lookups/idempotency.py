@@ -85,6 +85,7 @@ class Claim:
 
     record_id: int
     locked_at: datetime
+    key: str  # the Idempotency-Key it holds
 
     def complete(self, *, body: bytes, request_id: str, now: datetime) -> None:
         """Stores the answer; call it in the transaction that charges."""
@@ -119,13 +120,13 @@ def claim_or_replay(
     for _attempt in range(3):
         record_id = _insert_claim(api_key=api_key, key=key, fingerprint=fingerprint, now=now)
         if record_id is not None:
-            return Claim(record_id=record_id, locked_at=now)
+            return Claim(record_id=record_id, locked_at=now, key=key)
         record = IdempotentRequest.objects.filter(api_key_id=api_key.pk, key=key).first()
         if record is None:
             continue  # released between our insert and our read: try again
         if record.expires_at <= now:
             if _take_over(record, fingerprint=fingerprint, now=now):
-                return Claim(record_id=record.pk, locked_at=now)
+                return Claim(record_id=record.pk, locked_at=now, key=key)
             continue
         if record.fingerprint != fingerprint:
             raise conflict()
@@ -134,7 +135,7 @@ def claim_or_replay(
         if record.locked_at > now - LOCK_TIMEOUT and not _owner_gone(record):
             raise in_progress()
         if _take_over(record, fingerprint=fingerprint, now=now):
-            return Claim(record_id=record.pk, locked_at=now)
+            return Claim(record_id=record.pk, locked_at=now, key=key)
     raise in_progress()
 
 

@@ -8,6 +8,7 @@ from rest_framework import serializers
 from catalog.permissions import paused
 from lookups.idempotency import conflict, in_progress, key_required
 from lookups.inputs import check_input, problems_error
+from lookups.phone import parse_phone
 from lookups.risk import LEVELS, REASON_CHOICES
 from phoneintel.errors import ErrorCode
 from phoneintel.openapi import register_error_examples
@@ -122,7 +123,9 @@ def bulk_result():
             "error": inline_serializer(
                 "BulkItemError",
                 {
-                    "code": serializers.ChoiceField(choices=["invalid_phone", "validation_error"]),
+                    "code": serializers.ChoiceField(
+                        choices=["invalid_phone", "validation_error", "test_number_required"]
+                    ),
                     "message": serializers.CharField(help_text="Names the field at fault."),
                 },
                 required=False,
@@ -190,13 +193,43 @@ def bulk_examples() -> list[OpenApiExample]:
     ]
 
 
+def _test_number_required():
+    from lookups.sandbox import test_number_required
+
+    return problems_error([test_number_required(parse_phone("+14155550123", None), "")])
+
+
 register_error_examples(
     {
         ErrorCode.IDEMPOTENCY_KEY_REQUIRED: key_required,
         ErrorCode.IDEMPOTENCY_IN_PROGRESS: in_progress,
         ErrorCode.IDEMPOTENCY_CONFLICT: conflict,
+        ErrorCode.TEST_NUMBER_REQUIRED: _test_number_required,
         ErrorCode.VALIDATION_ERROR: lambda: problems_error(check_input({"phone": "1" * 65})),
         ErrorCode.INVALID_PHONE: lambda: problems_error(check_input({"phone": "020 7946 0018"})),
         ErrorCode.SERVICE_UNAVAILABLE: lambda: paused("phone-lookup"),
     }
 )
+
+
+def sandbox_section(result, generator, request, public):
+    """Postprocessing hook: the OpenAPI description's Sandbox section, made from the table."""
+    from lookups.sandbox import TEST_NUMBERS  # the table is declared with this module's fields
+
+    rows = "\n".join(
+        f"| `{number.phone}` | {number.product or 'any'} | {number.answers} |"
+        for number in TEST_NUMBERS
+    )
+    result["info"]["description"] += (
+        "\n\n## Sandbox\n\nA test key (`pi_beta_test_` + 32 base62 characters + a 6-character"
+        " checksum) works before staff approve your access. It goes through the same"
+        " authentication, rate limit, idempotency, bulk and error handling as a live key, on"
+        " its own test usage (10,000 units a month by default, never counted in live usage or"
+        " your allowance), and answers only these numbers, from fixed data: never from real"
+        ' data. Every answer to it carries `meta.mode: "test"`. Any other valid number is'
+        " 422 `test_number_required` (inline in bulk), not charged. A trigger number answers"
+        " its error as the real condition would and charges nothing; in bulk, the whole call"
+        " answers it. The same table is served at `GET /v1/data/test-numbers`.\n\n"
+        "| number | product | answers |\n|---|---|---|\n" + rows
+    )
+    return result

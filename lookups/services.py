@@ -33,7 +33,7 @@ from django.db import transaction
 from accounts.selectors import AuthenticatedKey
 from accounts.services.units import QuotaExceeded, charge_units
 from catalog.permissions import refuse_if_paused
-from lookups import selectors
+from lookups import sandbox, selectors
 from lookups.bulk import bulk_items, bulk_request, check_items
 from lookups.idempotency import Claim
 from lookups.inputs import check_input, problems_error
@@ -65,6 +65,8 @@ def lookup_one(
     phone = check_input(body)
     if isinstance(phone, list):
         raise problems_error(phone)
+    if api_key.is_test and (problem := sandbox.test_number_required(phone, "")):
+        raise problems_error([problem])
     return _charged_answer(
         api_key=api_key,
         product=product,
@@ -83,6 +85,13 @@ def lookup_bulk(
     product, inputs = bulk_request(body)
     refuse_if_paused(api_key.pauses, product.value)  # the bulk endpoint's own: its permission
     checked = check_items(inputs)
+    if api_key.is_test:
+        checked = [
+            (sandbox.test_number_required(entry, f"/inputs/{index}") or entry)
+            if isinstance(entry, ParsedPhone)
+            else entry
+            for index, entry in enumerate(checked)
+        ]
     return _charged_answer(
         api_key=api_key,
         product=product,
@@ -107,8 +116,15 @@ def _charged_answer(
     """Reads, charges and renders the answer; with a claim, stores it in the same transaction.
 
     Every possible number costs a unit, valid or not (an unallocated range is a charged
-    not-found result); only the valid ones are read."""
-    read = product_read(product, phones, now)
+    not-found result); only the valid ones are read. A test key's answers come from the
+    sandbox's table instead, and a trigger number among them answers its error first."""
+    if api_key.is_test:
+        sandbox.refuse_triggers(
+            phones=phones, api_key=api_key, idempotency_key=claim.key if claim else None
+        )
+        read = None
+    else:
+        read = product_read(product, phones, now)
     with transaction.atomic() if claim else nullcontext():
         if claim is None:
             drop_if_closed_while_idle()  # the statement writes: it cannot be sent twice
@@ -118,7 +134,10 @@ def _charged_answer(
             )
         except QuotaExceeded as exceeded:
             raise exceeded.as_api_error(now) from None
-        data = shape(results(product, phones, read, charged.rows))
+        if api_key.is_test:
+            data = shape(sandbox.results(product.value, phones))
+        else:
+            data = shape(results(product, phones, read, charged.rows))
         body = render_json(
             success_body(
                 request_id,

@@ -26,6 +26,7 @@ class ErrorCode(StrEnum):
     PAYLOAD_TOO_LARGE = "payload_too_large"
     VALIDATION_ERROR = "validation_error"
     INVALID_PHONE = "invalid_phone"
+    TEST_NUMBER_REQUIRED = "test_number_required"
     RATE_LIMITED = "rate_limited"
     QUOTA_EXCEEDED = "quota_exceeded"
     SERVER_ERROR = "server_error"
@@ -56,6 +57,7 @@ STATUS: dict[ErrorCode, int] = {
     ErrorCode.PAYLOAD_TOO_LARGE: 413,
     ErrorCode.VALIDATION_ERROR: 422,
     ErrorCode.INVALID_PHONE: 422,
+    ErrorCode.TEST_NUMBER_REQUIRED: 422,
     ErrorCode.RATE_LIMITED: 429,
     ErrorCode.QUOTA_EXCEEDED: 429,
     ErrorCode.SERVER_ERROR: 500,

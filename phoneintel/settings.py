@@ -275,6 +275,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "phoneintel.openapi.complete_contract",
+        "lookups.openapi.sandbox_section",
     ],
     "SERVERS": [{"url": "/", "description": "this deployment"}],
     # Spectral's `spectral:oas` ruleset (`make check`) wants a contact and every operation's
@@ -284,6 +285,7 @@ SPECTACULAR_SETTINGS = {
         {"name": "Lookups", "description": "One product on one number, or on up to 50 in bulk."},
         {"name": "Account", "description": "Your key, its quota, its usage and its rate limit."},
         {"name": "Catalog", "description": "Every product with its price and availability."},
+        {"name": "Sandbox", "description": "The test numbers a test key answers."},
         {"name": "Contract", "description": "This OpenAPI document."},
     ],
 }
