@@ -174,3 +174,27 @@ def test_the_async_client_is_the_same_client(server, key):
     assert sum(answer.meta.units_charged for answer in answers) == 5
     assert account.usage.units_used == 5
     assert units_used(api_key) == 5
+
+
+def test_a_test_key_works_unchanged_and_its_retry_through_a_503_charges_once(
+    server, make_key, client_for
+):
+    """The sandbox's 503-then-200 number: the client's own retry, with the Idempotency-Key it
+    made, gets the 200; one unit of test usage; asked again with the same key, the stored
+    answer comes back replayed."""
+    from accounts.models import ApiKey
+    from accounts.services import api_key_create
+
+    live, _ = make_key()
+    test_key, raw = api_key_create(developer=live.developer, name="sandbox", mode=ApiKey.Mode.TEST)
+    assert raw.startswith("pi_beta_test_")
+    client = client_for(raw)
+    first = client.phone_risk("+12025550193", idempotency_key="checkout-retry-1")
+    assert first.status_code == 200 and not first.replayed
+    assert first.meta.mode == "test" and first.meta.units_charged == 1
+    assert first.data.risk.level == "low"
+    again = client.phone_risk("+12025550193", idempotency_key="checkout-retry-1")
+    assert again.replayed and again.meta == first.meta
+    assert units_used(test_key) == 1
+    account = client.account()
+    assert account.data.mode == "test" and account.data.allowance is None

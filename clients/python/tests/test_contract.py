@@ -61,6 +61,12 @@ class Walk:
                 if resolved.get("type") == "null":
                     self.expect(type(None) in members, f"{where}: may be null")
                     continue
+                if "enum" in resolved:  # a nullable enum: the client's own Literal
+                    literals = [m for m in members if m is not type(None)]
+                    self.expect(len(literals) == 1, f"{where}: one client type expected")
+                    if len(literals) == 1:
+                        self.check_enum(resolved["enum"], literals[0], where)
+                    continue
                 cls = SCHEMA_TYPES.get(variant_name)
                 self.expect(cls is not None, f"{where}: no client type for {variant_name}")
                 self.expect(cls in members, f"{where}: {variant_name} is not among {members}")

@@ -240,6 +240,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/data/test-numbers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The sandbox's test numbers
+         * @description Every number a test key (`pi_beta_test_…`) answers, and what it answers: each risk level and reason, report counts, every `numberType`, a ported override, a verified business and an unverified listing, exposed, not exposed and an uncovered region, a charged not-found, an invalid input, and error triggers (429 `rate_limited`, 429 `quota_exceeded`, 503, 503-then-200 on a retry with the same `Idempotency-Key`, 500). A test key with any other valid number gets 422 `test_number_required`. Public; needs no key.
+         */
+        get: operations["listTestNumbers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -249,6 +269,21 @@ export interface components {
             quota: components["schemas"]["AccountQuota"];
             usage: components["schemas"]["AccountUsage"];
             rateLimit: components["schemas"]["AccountRateLimit"];
+            /**
+             * @description `test` for a sandbox key (`pi_beta_test_…`): it answers only the test numbers, on its own test usage.
+             *
+             *     * `live` - live
+             *     * `test` - test
+             */
+            mode: components["schemas"]["ModeEnum"];
+            /** @description The developer-wide monthly allowance; null for a test key. */
+            allowance: components["schemas"]["AccountAllowance"] | null;
+        };
+        AccountAllowance: {
+            /** @description Live units your developer account may spend this month, across all its keys; staff set it. */
+            monthlyUnits: number;
+            unitsUsed: number;
+            unitsRemaining: number;
         };
         AccountKey: {
             id: number;
@@ -279,6 +314,13 @@ export interface components {
         AccountResponseMeta: {
             /** @description Equals the X-Request-Id header. */
             requestId: string;
+            /**
+             * @description `test` when a sandbox key (`pi_beta_test_…`) made the call: the answer comes from the test numbers, never from real data, and the units are test usage.
+             *
+             *     * `live` - live
+             *     * `test` - test
+             */
+            mode: components["schemas"]["ModeEnum"];
             unitsCharged: number;
             usage: components["schemas"]["Usage"];
         };
@@ -316,9 +358,10 @@ export interface components {
         /**
          * @description * `invalid_phone` - invalid_phone
          *     * `validation_error` - validation_error
+         *     * `test_number_required` - test_number_required
          * @enum {string}
          */
-        BulkItemErrorCodeEnum: "invalid_phone" | "validation_error";
+        BulkItemErrorCodeEnum: "invalid_phone" | "validation_error" | "test_number_required";
         /**
          * @description The bulk body: documented in the OpenAPI document, and checked (one level deep) by
          *     `bulk_request` through `_BulkEnvelope`.
@@ -345,6 +388,13 @@ export interface components {
             usage: components["schemas"]["Usage"];
             /** @description Equals the X-Request-Id header. */
             requestId: string;
+            /**
+             * @description `test` when a sandbox key (`pi_beta_test_…`) made the call: the answer comes from the test numbers, never from real data, and the units are test usage.
+             *
+             *     * `live` - live
+             *     * `test` - test
+             */
+            mode: components["schemas"]["ModeEnum"];
             unitsCharged: number;
         };
         BulkResult: {
@@ -371,6 +421,13 @@ export interface components {
             usage: components["schemas"]["Usage"];
             /** @description Equals the X-Request-Id header. */
             requestId: string;
+            /**
+             * @description `test` when a sandbox key (`pi_beta_test_…`) made the call: the answer comes from the test numbers, never from real data, and the units are test usage.
+             *
+             *     * `live` - live
+             *     * `test` - test
+             */
+            mode: components["schemas"]["ModeEnum"];
             unitsCharged: number;
         };
         CarrierLookupResult: {
@@ -412,13 +469,14 @@ export interface components {
          *     * `payload_too_large` - payload_too_large
          *     * `validation_error` - validation_error
          *     * `invalid_phone` - invalid_phone
+         *     * `test_number_required` - test_number_required
          *     * `rate_limited` - rate_limited
          *     * `quota_exceeded` - quota_exceeded
          *     * `server_error` - server_error
          *     * `service_unavailable` - service_unavailable
          * @enum {string}
          */
-        ErrorCodeEnum: "invalid_json" | "idempotency_key_required" | "missing_api_key" | "invalid_api_key" | "expired_api_key" | "revoked_api_key" | "inactive_api_key" | "not_found" | "method_not_allowed" | "idempotency_in_progress" | "idempotency_conflict" | "payload_too_large" | "validation_error" | "invalid_phone" | "rate_limited" | "quota_exceeded" | "server_error" | "service_unavailable";
+        ErrorCodeEnum: "invalid_json" | "idempotency_key_required" | "missing_api_key" | "invalid_api_key" | "expired_api_key" | "revoked_api_key" | "inactive_api_key" | "not_found" | "method_not_allowed" | "idempotency_in_progress" | "idempotency_conflict" | "payload_too_large" | "validation_error" | "invalid_phone" | "test_number_required" | "rate_limited" | "quota_exceeded" | "server_error" | "service_unavailable";
         ErrorDetail: {
             /** @description JSON Pointer into the body (`/phone`, `/inputs/3/phone`), or a header name. */
             field: string;
@@ -465,6 +523,12 @@ export interface components {
              */
             interestUrl: string | null;
         };
+        /**
+         * @description * `live` - live
+         *     * `test` - test
+         * @enum {string}
+         */
+        ModeEnum: "live" | "test";
         NotFoundResult: {
             /** @description The number in E.164, e.g. `+442079460018`. */
             phoneNumber: string;
@@ -474,6 +538,7 @@ export interface components {
              */
             found: false;
         };
+        NullEnum: null;
         /**
          * @description * `mobile` - mobile
          *     * `fixed_line` - fixed_line
@@ -498,6 +563,13 @@ export interface components {
             usage: components["schemas"]["Usage"];
             /** @description Equals the X-Request-Id header. */
             requestId: string;
+            /**
+             * @description `test` when a sandbox key (`pi_beta_test_…`) made the call: the answer comes from the test numbers, never from real data, and the units are test usage.
+             *
+             *     * `live` - live
+             *     * `test` - test
+             */
+            mode: components["schemas"]["ModeEnum"];
             unitsCharged: number;
         };
         PhoneExposureResult: {
@@ -513,6 +585,13 @@ export interface components {
             usage: components["schemas"]["Usage"];
             /** @description Equals the X-Request-Id header. */
             requestId: string;
+            /**
+             * @description `test` when a sandbox key (`pi_beta_test_…`) made the call: the answer comes from the test numbers, never from real data, and the units are test usage.
+             *
+             *     * `live` - live
+             *     * `test` - test
+             */
+            mode: components["schemas"]["ModeEnum"];
             unitsCharged: number;
         };
         PhoneLookupResult: {
@@ -536,6 +615,13 @@ export interface components {
             usage: components["schemas"]["Usage"];
             /** @description Equals the X-Request-Id header. */
             requestId: string;
+            /**
+             * @description `test` when a sandbox key (`pi_beta_test_…`) made the call: the answer comes from the test numbers, never from real data, and the units are test usage.
+             *
+             *     * `live` - live
+             *     * `test` - test
+             */
+            mode: components["schemas"]["ModeEnum"];
             unitsCharged: number;
         };
         PhoneRiskResult: {
@@ -578,6 +664,13 @@ export interface components {
             usage: components["schemas"]["Usage"];
             /** @description Equals the X-Request-Id header. */
             requestId: string;
+            /**
+             * @description `test` when a sandbox key (`pi_beta_test_…`) made the call: the answer comes from the test numbers, never from real data, and the units are test usage.
+             *
+             *     * `live` - live
+             *     * `test` - test
+             */
+            mode: components["schemas"]["ModeEnum"];
             unitsCharged: number;
         };
         ReversePhoneLookupResult: {
@@ -613,6 +706,34 @@ export interface components {
          * @enum {string}
          */
         RiskReasonEnum: "recent_scam_or_fraud_reports" | "recent_other_reports" | "older_reports" | "risky_number_type" | "exposed_number";
+        TestNumber: {
+            /** @description The number in E.164 (or, for the invalid one, the text to send). */
+            phone: string;
+            /**
+             * @description The product it is meant for; null: every product (the error triggers answer the same on every endpoint).
+             *
+             *     * `phone-lookup` - phone-lookup
+             *     * `phone-risk` - phone-risk
+             *     * `carrier-lookup` - carrier-lookup
+             *     * `reverse-phone-lookup` - reverse-phone-lookup
+             *     * `phone-exposure` - phone-exposure
+             */
+            product: components["schemas"]["ProductEnum"] | components["schemas"]["NullEnum"];
+            /** @description What a call gets, in a few words. */
+            answers: string;
+            description: string;
+        };
+        TestNumbers: {
+            numbers: components["schemas"]["TestNumber"][];
+        };
+        TestNumbersResponse: {
+            data: components["schemas"]["TestNumbers"];
+            meta: components["schemas"]["TestNumbersResponseMeta"];
+        };
+        TestNumbersResponseMeta: {
+            /** @description Equals the X-Request-Id header. */
+            requestId: string;
+        };
         Usage: {
             /** @description UTC calendar month, `YYYY-MM`. */
             period: string;
@@ -667,11 +788,11 @@ export interface components {
                 code?: "payload_too_large";
             };
         } & components["schemas"]["ErrorEnvelope"];
-        /** @description The error envelope of a 422 answer: `error.code` is one of `validation_error`, `invalid_phone`. */
+        /** @description The error envelope of a 422 answer: `error.code` is one of `validation_error`, `invalid_phone`, `test_number_required`. */
         ErrorEnvelope422: {
             error?: {
                 /** @enum {unknown} */
-                code?: "validation_error" | "invalid_phone";
+                code?: "validation_error" | "invalid_phone" | "test_number_required";
             };
         } & components["schemas"]["ErrorEnvelope"];
         /** @description The error envelope of a 429 answer: `error.code` is one of `rate_limited`, `quota_exceeded`. */
@@ -2105,6 +2226,71 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope503"];
+                };
+            };
+        };
+    };
+    listTestNumbers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestNumbersResponse"];
+                };
+            };
+            /** @description Invalid JSON (or a body that is not JSON), or a required Idempotency-Key is missing. Nothing is charged. */
+            400: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope400"];
+                };
+            };
+            /** @description The endpoint does not accept this method. */
+            405: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope405"];
+                };
+            };
+            /** @description The request body is over 32 KiB. Nothing is charged. */
+            413: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope413"];
+                };
+            };
+            /** @description Server failure. Nothing is charged; no internals are disclosed. */
+            500: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope500"];
                 };
             };
         };

@@ -75,31 +75,9 @@ export type AccountMeta = Answer200<"getAccount">["meta"];
 export type ProductManifest = Answer200<"listProducts">["data"];
 export type ProductManifestMeta = Answer200<"listProducts">["meta"];
 
-/**
- * Interim, hand-written from the contract (CONTRACT.md, "Sandbox"): the served document does
- * not describe `GET /v1/data/test-numbers` yet. `TestNumbers` below takes the generated type
- * as soon as the document does.
- */
-export interface InterimTestNumbers {
-  numbers: {
-    phone: string;
-    product: Product | null;
-    answers: unknown;
-    description: string;
-  }[];
-}
-
-type TestNumbersAnswer = paths extends {
-  "/v1/data/test-numbers": {
-    get: { responses: { 200: { content: { "application/json": infer Body } } } };
-  };
-}
-  ? Body
-  : { data: InterimTestNumbers; meta: { requestId: string } };
-
 /** `GET /v1/data/test-numbers`: the numbers a test key answers, and what each answers. */
-export type TestNumbers = TestNumbersAnswer extends { data: infer D } ? D : never;
-export type TestNumbersMeta = TestNumbersAnswer extends { meta: infer M } ? M : never;
+export type TestNumbers = Answer200<"listTestNumbers">["data"];
+export type TestNumbersMeta = Answer200<"listTestNumbers">["meta"];
 
 /** The `RateLimit-Policy` and `RateLimit` headers of an answer. */
 export interface RateLimit {

@@ -101,8 +101,15 @@ def test_example_of_every_method_type_checks():
 
 @pytest.fixture
 def keys(make_key):
+    from accounts.models import ApiKey
+    from accounts.services import api_key_create
+
+    live, raw = make_key(monthly_quota=10_000, rate_limit="6000/m")
     return {
-        "PHONEINTEL_API_KEY": make_key(monthly_quota=10_000, rate_limit="6000/m")[1],
+        "PHONEINTEL_API_KEY": raw,
+        "PHONEINTEL_TEST_SANDBOX_KEY": api_key_create(
+            developer=live.developer, name="sandbox", mode=ApiKey.Mode.TEST
+        )[1],
         "PHONEINTEL_TEST_SMALL_QUOTA_KEY": make_key(monthly_quota=1)[1],
         "PHONEINTEL_TEST_RATE_LIMITED_KEY": make_key(rate_limit="2/m")[1],
     }

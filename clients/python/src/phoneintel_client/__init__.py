@@ -32,6 +32,7 @@ from phoneintel_client.errors import (
 from phoneintel_client.models import (
     PRODUCTS,
     Account,
+    AccountAllowance,
     AccountKey,
     AccountQuota,
     AccountRateLimit,
@@ -55,6 +56,8 @@ from phoneintel_client.models import (
     Response,
     ReversePhoneLookupResult,
     Risk,
+    TestNumber,
+    TestNumbers,
     Usage,
 )
 
@@ -67,6 +70,7 @@ __all__ = [
     "APIError",
     "APITimeoutError",
     "Account",
+    "AccountAllowance",
     "AccountKey",
     "AccountQuota",
     "AccountRateLimit",
@@ -108,6 +112,8 @@ __all__ = [
     "ReversePhoneLookupResult",
     "Risk",
     "ServiceUnavailableError",
+    "TestNumber",
+    "TestNumbers",
     "Usage",
     "ValidationError",
     "__version__",

@@ -67,6 +67,7 @@ OPERATIONS: dict[str, Operation] = {
     "bulkLookup": Operation("POST", "/v1/data/bulk-lookups", "bulk_lookup"),
     "getAccount": Operation("GET", "/v1/data/account", "account"),
     "listProducts": Operation("GET", "/v1/data/products", "products"),
+    "listTestNumbers": Operation("GET", "/v1/data/test-numbers", "test_numbers"),
     "getOpenApiDocument": Operation("GET", "/v1/data/openapi.json", "openapi"),
 }
 

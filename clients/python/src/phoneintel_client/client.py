@@ -40,6 +40,7 @@ from phoneintel_client.models import (
     RateLimit,
     Response,
     ReversePhoneLookupResult,
+    TestNumbers,
     parse,
     parse_result,
 )
@@ -293,6 +294,10 @@ class Client(_Base):
     def products(self) -> Response[ProductManifest]:
         return self._execute(_get_call("listProducts", lambda data: parse(ProductManifest, data)))
 
+    def test_numbers(self) -> Response[TestNumbers]:
+        """The numbers a test key answers, and what each answers."""
+        return self._execute(_get_call("listTestNumbers", lambda data: parse(TestNumbers, data)))
+
     def openapi(self) -> Response[dict[str, Any]]:
         """The served OpenAPI document, the contract this client is checked against."""
         return self._execute(_get_call("getOpenApiDocument", dict, enveloped=False))
@@ -437,6 +442,10 @@ class AsyncClient(_Base):
 
     async def products(self) -> Response[ProductManifest]:
         call = _get_call("listProducts", lambda data: parse(ProductManifest, data))
+        return await self._execute(call)
+
+    async def test_numbers(self) -> Response[TestNumbers]:
+        call = _get_call("listTestNumbers", lambda data: parse(TestNumbers, data))
         return await self._execute(call)
 
     async def openapi(self) -> Response[dict[str, Any]]:

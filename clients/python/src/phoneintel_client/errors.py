@@ -34,6 +34,7 @@ class ErrorCode(StrEnum):
     PAYLOAD_TOO_LARGE = "payload_too_large"
     VALIDATION_ERROR = "validation_error"
     INVALID_PHONE = "invalid_phone"
+    TEST_NUMBER_REQUIRED = "test_number_required"
     RATE_LIMITED = "rate_limited"
     QUOTA_EXCEEDED = "quota_exceeded"
     SERVER_ERROR = "server_error"

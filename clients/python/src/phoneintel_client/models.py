@@ -38,7 +38,7 @@ NumberType = Literal[
 ]
 Availability = Literal["active", "beta", "planned"]
 Channel = Literal["api", "browser"]
-BulkErrorCode = Literal["invalid_phone", "validation_error"]
+BulkErrorCode = Literal["invalid_phone", "validation_error", "test_number_required"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -140,6 +140,8 @@ class Usage:
 @dataclass(frozen=True, kw_only=True)
 class Meta:
     request_id: str
+    # "test" when a test key (`pi_beta_test_…`) made the call: a sandbox answer.
+    mode: str | None = None
     units_charged: int = 0
     usage: Usage | None = None
 
@@ -187,11 +189,41 @@ class AccountRateLimit:
 
 
 @dataclass(frozen=True, kw_only=True)
+class AccountAllowance:
+    """Your developer account's live units this month, across all its keys."""
+
+    monthly_units: int
+    units_used: int
+    units_remaining: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class Account:
     key: AccountKey
     quota: AccountQuota
     usage: AccountUsage
     rate_limit: AccountRateLimit
+    mode: str = "live"
+    allowance: AccountAllowance | None = None  # None for a test key
+
+
+@dataclass(frozen=True, kw_only=True)
+class TestNumber:
+    """A number a test key answers (`GET /v1/data/test-numbers`)."""
+
+    __test__ = False  # not a pytest class
+
+    phone: str
+    product: Product | None  # the product it is meant for; None: every product
+    answers: str
+    description: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class TestNumbers:
+    __test__ = False
+
+    numbers: list[TestNumber]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -257,6 +289,7 @@ SCHEMA_TYPES: dict[str, type] = {
     "PhoneExposureResult": PhoneExposureResult,
     "NotFoundResult": NotFound,
     "ManifestEndpoint": ManifestEndpoint,
+    "AccountAllowance": AccountAllowance,
 }
 
 T = TypeVar("T")
