@@ -372,10 +372,14 @@ class DeveloperUsage:
         return UsageSummary(period=self.period, units_used=0, units_quota=0).resets_at
 
 
-def developer_usage(*, developer: Developer, now: datetime) -> DeveloperUsage:
+def developer_usage(
+    *, developer: Developer, now: datetime, key: ApiKey | None = None
+) -> DeveloperUsage:
     """This UTC month per key, per product and per day (and per day and product), and the
     months before. The per-key numbers are read exactly as `/v1/data/account` reads them
-    (MonthlyUsage against the key's quota), the per-product ones from the same rows."""
+    (MonthlyUsage against the key's quota), the per-product ones from the same rows. The
+    days are the live keys' together, or one `key`'s (a test key's too)."""
+    days_of = {"api_key": key} if key else {"api_key__mode": ApiKey.Mode.LIVE}
     period = month_start(now)
     keys = {key.pk: key for key in ApiKey.objects.filter(developer=developer).order_by("pk")}
     for key in keys.values():
@@ -407,9 +411,7 @@ def developer_usage(*, developer: Developer, now: datetime) -> DeveloperUsage:
         if unsplit > 0:
             per_product[""] = per_product.get("", 0) + unsplit
     daily = (
-        DailyUsage.objects.filter(
-            api_key__developer=developer, api_key__mode=ApiKey.Mode.LIVE, day__gte=period
-        )
+        DailyUsage.objects.filter(api_key__developer=developer, day__gte=period, **days_of)
         .values("day", "product")
         .annotate(units=Sum("units_used"))
         .values_list("day", "product", "units")
@@ -454,4 +456,26 @@ def _product_rows(units: dict[str, int], names: dict[str, str]) -> list[ProductU
         for product, n in sorted(
             units.items(), key=lambda item: (item[0] == "", order.get(item[0], len(order)), item[0])
         )
+    ]
+
+
+@dataclass(frozen=True)
+class UsageLine:
+    """One line of the month's usage export: a key's units of one product on one UTC day."""
+
+    day: date
+    key: ApiKey
+    product: str
+    units: int
+
+
+def developer_usage_lines(*, developer: Developer, period: date) -> list[UsageLine]:
+    """The month of `period` per day, key and product, live and test keys alike."""
+    keys = {key.pk: key for key in ApiKey.objects.filter(developer=developer)}
+    rows = DailyUsage.objects.filter(
+        api_key__developer=developer, day__gte=period, day__lt=_month_end(period).date()
+    ).order_by("day", "api_key_id", "product")
+    return [
+        UsageLine(day=row.day, key=keys[row.api_key_id], product=row.product, units=row.units_used)
+        for row in rows
     ]

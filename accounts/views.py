@@ -1,13 +1,16 @@
 """The developer portal: access, sign-in, keys, usage, quickstart. Each view validates a
 form, calls one service or selector, and renders."""
 
+import csv
+from datetime import datetime
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import SetPasswordForm
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse, reverse_lazy
 from django.utils import timezone
@@ -19,8 +22,14 @@ from django_ratelimit.decorators import ratelimit
 from accounts.charts import daily_bar_chart
 from accounts.forms import KeyCreateForm, KeyRollForm, QueuedPasswordResetForm, RequestAccessForm
 from accounts.key_handover import raw_key_forget, raw_key_hand_over, raw_key_take
-from accounts.models import ApiKey, Developer
-from accounts.selectors import developer_for_user, developer_key, developer_keys, developer_usage
+from accounts.models import ApiKey, Developer, month_start
+from accounts.selectors import (
+    developer_for_user,
+    developer_key,
+    developer_keys,
+    developer_usage,
+    developer_usage_lines,
+)
 from accounts.services import (
     KeyNotAllowed,
     access_request_submit,
@@ -252,12 +261,45 @@ def key_roll(request, key_id: int):
 @login_required
 def usage(request):
     developer = _developer(request)
-    month = developer_usage(developer=developer, now=timezone.now())
+    key = _chosen_key(request, developer)
+    month = developer_usage(developer=developer, now=timezone.now(), key=key)
     return render(
         request,
         "accounts/usage.html",
-        {"developer": developer, "month": month, "chart": daily_bar_chart(month.days)},
+        {
+            "developer": developer,
+            "month": month,
+            "chart": daily_bar_chart(month.days),
+            "chosen_key": key,
+            "keys": [row.key for row in month.keys],  # used or live this month
+        },
     )
+
+
+def _chosen_key(request, developer) -> ApiKey | None:
+    """The key named by `?key=`, if it is the developer's; else all live keys."""
+    key_id = request.GET.get("key", "")
+    return developer_key(developer=developer, key_id=int(key_id)) if key_id.isdigit() else None
+
+
+@login_required
+def usage_csv(request):
+    """The month's units per UTC day, key and product, as a CSV file (`?month=YYYY-MM`)."""
+    developer = _developer(request)
+    try:
+        period = datetime.strptime(request.GET.get("month", ""), "%Y-%m").date()
+    except ValueError:
+        period = month_start(timezone.now())
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="phoneintel-usage-{period:%Y-%m}.csv"'
+    writer = csv.writer(response)
+    writer.writerow(["day", "key_prefix", "key_name", "mode", "product", "units"])
+    for line in developer_usage_lines(developer=developer, period=period):
+        writer.writerow(
+            [f"{line.day:%Y-%m-%d}", line.key.prefix, line.key.name, line.key.mode,
+             line.product, line.units]
+        )  # fmt: skip
+    return response
 
 
 @login_required
