@@ -14,6 +14,7 @@ from django.core.cache import cache
 from django.db import connection
 from django.utils import timezone
 
+from accounts.requestlog import writer as request_log_writer
 from accounts.services import api_key_create, developer_get_or_create_approved
 from harness.app import Server, start_gunicorn, stop
 
@@ -47,6 +48,18 @@ def _fresh_cache():
     """Rate-limit counters live in Redis; each test starts with none."""
     cache.clear()
     yield
+
+
+@pytest.fixture(autouse=True)
+def _request_log_written_on_demand(settings):
+    """In this process the request log starts no writer thread: its entries wait in memory
+    until a test calls `request_log_flush()`, and are written then, on the test's own
+    connection and transaction. Each test starts and ends with none waiting. (Servers the
+    tests start run the writer thread, as in production.)"""
+    settings.REQUEST_LOG_FLUSH_SECONDS = 0
+    request_log_writer.discard()
+    yield
+    request_log_writer.discard()
 
 
 @pytest.fixture
