@@ -52,5 +52,6 @@ urlpatterns = [
     path("portal/keys/<int:key_id>/revoke/", views.key_revoke, name="key_revoke"),
     path("portal/keys/<int:key_id>/roll/", views.key_roll, name="key_roll"),
     path("portal/usage/", views.usage, name="usage"),
+    path("portal/requests/", views.request_log, name="request_log"),
     path("portal/quickstart/", views.quickstart, name="quickstart"),
 ]
