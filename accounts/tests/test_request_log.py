@@ -241,13 +241,6 @@ def test_the_purge_deletes_only_entries_older_than_30_days(make_key, eager_tasks
     assert purge_request_log.delay().get() == 0  # twice is harmless
 
 
-def test_the_purge_is_scheduled_by_beat(settings):
-    [entry] = [
-        e for e in settings.CELERY_BEAT_SCHEDULE.values() if e["task"].endswith("request_log")
-    ]
-    assert entry == {"task": "accounts.tasks.purge_request_log", "schedule": 3600}
-
-
 # --- The portal page -----------------------------------------------------
 
 
