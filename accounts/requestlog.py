@@ -134,8 +134,8 @@ class RequestLogWriter:
             except (OperationalError, InterfaceError):
                 if connection.in_atomic_block:
                     raise
-                # Most likely a connection that died while idle (a PostgreSQL restart):
-                # nothing was written, so once more on a fresh one.
+                # Most likely a connection that died while idle (a PostgreSQL restart), which
+                # fails before the INSERT reaches the server: once more on a fresh one.
                 connection.close()
                 self._insert(rows)
         except Exception as error:
@@ -156,15 +156,20 @@ class RequestLogWriter:
             self._pending, self._dropped = [], 0
 
     def _flush_forever(self) -> None:
+        # Nothing may end this loop: without it the process would log nothing more.
         while True:
-            self._wake.wait(settings.REQUEST_LOG_FLUSH_SECONDS)
+            interval = settings.REQUEST_LOG_FLUSH_SECONDS
+            self._wake.wait(interval if interval > 0 else None)
             self._wake.clear()
+            self.flush()
             try:
-                self.flush()
-            finally:
-                # As Django does after each request: honours CONN_MAX_AGE and replaces a
-                # connection that failed.
+                # As Django does after each request: honours CONN_MAX_AGE and drops a
+                # connection that failed, so the next flush opens a fresh one.
                 connection.close_if_unusable_or_obsolete()
+            except Exception as error:
+                logger.warning(
+                    "Request log: closing its connection failed (%s).", type(error).__name__
+                )
 
 
 writer = RequestLogWriter()

@@ -279,7 +279,7 @@ REQUEST_LOG_FLUSH_SECONDS = env.float("REQUEST_LOG_FLUSH_SECONDS", default=1.0)
 # A flush starts early once this many wait; each INSERT carries at most this many rows.
 REQUEST_LOG_BATCH_SIZE = env.int("REQUEST_LOG_BATCH_SIZE", default=500)
 # Entries a process keeps while PostgreSQL is slow or away; beyond it new ones are dropped.
-REQUEST_LOG_BUFFER_SIZE = env.int("REQUEST_LOG_BUFFER_SIZE", default=20_000)
+REQUEST_LOG_BUFFER_SIZE = env.int("REQUEST_LOG_BUFFER_SIZE", default=10_000)
 
 RATELIMIT_USE_CACHE = "default"
 RATELIMIT_VIEW = "phoneintel.views.ratelimited"
