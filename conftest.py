@@ -14,6 +14,7 @@ from django.core.cache import cache
 from django.db import connection
 from django.utils import timezone
 
+from accounts.requestlog import writer as request_log_writer
 from accounts.services import api_key_create, developer_get_or_create_approved
 from harness.app import Server, start_gunicorn, stop
 
@@ -47,6 +48,18 @@ def _fresh_cache():
     """Rate-limit counters live in Redis; each test starts with none."""
     cache.clear()
     yield
+
+
+@pytest.fixture(autouse=True)
+def _request_log_written_on_demand(settings):
+    """In this process the request log starts no writer thread: its entries wait in memory
+    until a test calls `request_log_flush()`, and are written then, on the test's own
+    connection and transaction. Each test starts and ends with none waiting. (Servers the
+    tests start run the writer thread, as in production.)"""
+    settings.REQUEST_LOG_FLUSH_SECONDS = 0
+    request_log_writer.discard()
+    yield
+    request_log_writer.discard()
 
 
 @pytest.fixture
@@ -156,7 +169,10 @@ def module_gunicorn(django_db_setup, tmp_path_factory):
     servers: list[Server] = []
     # Its tests pause and resume products from this process, each expecting the change on
     # the next request: it reads the pause flags on every request.
-    yield _start_gunicorn(servers, tmp_path_factory.mktemp("gunicorn"), 1, {})
+    # Its request log's writer waits (entries are still recorded in memory): a batch written
+    # while a test's database flush truncates every table could deadlock with it.
+    environ = {"REQUEST_LOG_FLUSH_SECONDS": "3600"}
+    yield _start_gunicorn(servers, tmp_path_factory.mktemp("gunicorn"), 1, environ)
     _stop_gunicorn(servers)
 
 

@@ -137,6 +137,15 @@ def post_worker_init(worker):
     gc.freeze()
 
 
+def worker_exit(server, worker):
+    """Writes what the worker's request log still holds (accounts/requestlog.py): a stopped
+    or recycled worker loses no entry. atexit would too, later, once the interpreter is
+    already shutting down."""
+    from phoneintel.requestlog import request_log_flush
+
+    request_log_flush()
+
+
 def child_exit(server, worker):
     from prometheus_client import multiprocess
 

@@ -18,9 +18,11 @@ from accounts.models import (
     Developer,
     MonthlyUsage,
     QuotaAlert,
+    RequestLogEntry,
     SignupLink,
     User,
 )
+from accounts.requestlog import STATUS_CLASSES
 from accounts.services import (
     InviteNotNeeded,
     access_request_approve,
@@ -416,4 +418,56 @@ class QuotaAlertAdmin(admin.ModelAdmin):
         return False
 
     def has_change_permission(self, request, obj=None):
+        return False
+
+
+class StatusClassFilter(admin.SimpleListFilter):
+    """Fixed choices: a filter on the column's distinct values would scan the whole log."""
+
+    title = "status"
+    parameter_name = "status_class"
+
+    def lookups(self, request, model_admin):
+        return [(name, name) for name in STATUS_CLASSES]
+
+    def queryset(self, request, queryset):
+        if self.value() not in STATUS_CLASSES:
+            return queryset
+        low, high = STATUS_CLASSES[self.value()]
+        return queryset.filter(status__gte=low, status__lte=high)
+
+
+@admin.register(RequestLogEntry)
+class RequestLogEntryAdmin(admin.ModelAdmin):
+    """Developers' API requests of the last 30 days, read only: what support looks up by the
+    request id a developer sends. The entries hold no number, body or key."""
+
+    list_display = [
+        "time",
+        "developer",
+        "key_prefix",
+        "method",
+        "path",
+        "product",
+        "status",
+        "error_code",
+        "units_charged",
+        "duration_ms",
+        "request_id",
+        "replayed",
+    ]
+    list_filter = [StatusClassFilter, "replayed", "time"]
+    # `=`: an exact match, which the request id's index answers.
+    search_fields = ["=request_id", "=key_prefix"]
+    list_select_related = ["developer__user"]
+    ordering = ["-time", "-id"]
+    show_full_result_count = False
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
         return False

@@ -45,6 +45,49 @@ class KeyRollForm(forms.Form):
         return timedelta(minutes=self.cleaned_data["old_key_stops"])
 
 
+class RequestLogFilterForm(forms.Form):
+    """The request log page's filters (a GET form): a field left empty, or holding a value
+    that is not among its choices, filters nothing."""
+
+    STATUS_CHOICES = [
+        ("", "Any status"),
+        ("2xx", "2xx: answered"),
+        ("4xx", "4xx: refused (429 included)"),
+        ("429", "429: rate or quota"),
+        ("5xx", "5xx: our failure"),
+    ]
+
+    key = forms.TypedChoiceField(label="Key", required=False, coerce=int, empty_value=None)
+    status = forms.ChoiceField(label="Status", choices=STATUS_CHOICES, required=False)
+    product = forms.ChoiceField(label="Product", required=False)
+    request_id = forms.CharField(
+        label="Request id",
+        required=False,
+        max_length=64,
+        widget=forms.TextInput(attrs={"placeholder": "req_…", "spellcheck": "false"}),
+    )
+
+    def __init__(self, data, *, keys, products):
+        super().__init__(data)
+        self.fields["key"].choices = [("", "Every key")] + [
+            (key.pk, f"{key.prefix}… ({key.name})") for key in keys
+        ]
+        self.fields["product"].choices = [("", "Every product")] + [
+            (product.slug, product.name) for product in products
+        ]
+
+    def filters(self) -> dict:
+        """What `accounts.requestlog.request_log_for` is asked, from the valid fields only."""
+        self.is_valid()
+        data = self.cleaned_data
+        return {
+            "api_key_id": data.get("key"),
+            "status_class": data.get("status") or None,
+            "product": data.get("product") or None,
+            "request_id": data.get("request_id") or None,
+        }
+
+
 class QueuedPasswordResetForm(PasswordResetForm):
     """Django's reset form, its email sent by the Celery task after commit."""
 

@@ -387,3 +387,47 @@ class KeyExpiryNotice(models.Model):
 
 def month_start(moment: datetime) -> date:
     return moment.astimezone(UTC).date().replace(day=1)
+
+
+class RequestLogEntry(models.Model):
+    """One API request made with a valid key, as its developer's request log shows it.
+
+    Facts only, never what was asked: no phone number, body, query string, header or raw
+    key. `path` is the URL pattern that answered (`/v1/data/phone-lookups`), never the raw
+    path. Written after the answer, in batches (`accounts/requestlog.py`); kept 30 days.
+    """
+
+    time = models.DateTimeField(help_text="When the request arrived.")
+    # No index of their own: (developer, time) below begins with the developer, and the
+    # key's rows are found within its developer's. Every index costs every write.
+    developer = models.ForeignKey(
+        Developer, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+", db_index=False)
+    key_prefix = models.CharField(max_length=32, help_text="The key's display prefix then.")
+    method = models.CharField(max_length=8)
+    path = models.CharField(max_length=100, help_text="The URL pattern that answered.")
+    product = models.CharField(max_length=50, blank=True)
+    status = models.PositiveSmallIntegerField()
+    error_code = models.CharField(max_length=50, blank=True)
+    units_charged = models.PositiveIntegerField(default=0)
+    duration_ms = models.FloatField()
+    request_id = models.CharField(
+        max_length=40, help_text="The answer's X-Request-Id (a replay keeps the first's)."
+    )
+    replayed = models.BooleanField(default=False)
+
+    class Meta:
+        indexes = [
+            # The portal's page: a developer's requests, newest first.
+            models.Index(fields=["developer", "-time"], name="request_log_developer_time"),
+            # A request id pasted by support or the developer.
+            models.Index(fields=["request_id"], name="request_log_request_id"),
+            # The purge of rows past the retention.
+            models.Index(fields=["time"], name="request_log_time"),
+        ]
+        verbose_name = "request log entry"
+        verbose_name_plural = "request log"
+
+    def __str__(self):
+        return f"{self.request_id} {self.method} {self.path} {self.status}"

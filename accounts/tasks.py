@@ -8,6 +8,7 @@ from django.core.cache import cache
 from django.core.mail import EmailMessage
 from django.utils import timezone
 
+from accounts.requestlog import request_log_purge
 from accounts.services import key_expiry_notices_send, signup_links_purge
 
 
@@ -21,6 +22,12 @@ def send_key_expiry_notices() -> int:
 def purge_signup_links() -> int:
     """Hourly: deletes used and expired sign-up links."""
     return signup_links_purge(now=timezone.now())
+
+
+@shared_task
+def purge_request_log() -> int:
+    """Hourly: deletes request log entries older than 30 days."""
+    return request_log_purge(now=timezone.now())
 
 
 SENT_MARK_SECONDS = 7 * 24 * 3600

@@ -55,5 +55,6 @@ urlpatterns = [
     path("portal/keys/<int:key_id>/roll/", views.key_roll, name="key_roll"),
     path("portal/usage/", views.usage, name="usage"),
     path("portal/usage.csv", views.usage_csv, name="usage_csv"),
+    path("portal/requests/", views.request_log, name="request_log"),
     path("portal/quickstart/", views.quickstart, name="quickstart"),
 ]

@@ -1,5 +1,5 @@
-"""The developer portal: access, sign-in, keys, usage, quickstart. Each view validates a
-form, calls one service or selector, and renders."""
+"""The developer portal: access, sign-in, keys, usage, request log, quickstart. Each view
+validates a form, calls one service or selector, and renders."""
 
 import csv
 from datetime import datetime
@@ -10,6 +10,7 @@ from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import SetPasswordForm
+from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse, reverse_lazy
@@ -20,9 +21,16 @@ from django.views.decorators.http import require_http_methods, require_POST
 from django_ratelimit.decorators import ratelimit
 
 from accounts.charts import daily_bar_chart
-from accounts.forms import KeyCreateForm, KeyRollForm, QueuedPasswordResetForm, RequestAccessForm
+from accounts.forms import (
+    KeyCreateForm,
+    KeyRollForm,
+    QueuedPasswordResetForm,
+    RequestAccessForm,
+    RequestLogFilterForm,
+)
 from accounts.key_handover import raw_key_forget, raw_key_hand_over, raw_key_take
 from accounts.models import ApiKey, Developer, month_start
+from accounts.requestlog import RETENTION, request_log_for
 from accounts.selectors import (
     developer_for_user,
     developer_key,
@@ -39,6 +47,7 @@ from accounts.services import (
     signup_complete,
     signup_link_find,
 )
+from catalog.selectors import catalog_products
 from phoneintel.views import ratelimited
 
 # Per client address, counted on submissions only: enough for a person, not for a script.
@@ -300,6 +309,32 @@ def usage_csv(request):
              line.product, line.units]
         )  # fmt: skip
     return response
+
+
+REQUEST_LOG_PAGE_SIZE = 50
+
+
+@never_cache
+@login_required
+def request_log(request):
+    """The developer's API requests of the last 30 days, newest first, filtered and paged."""
+    developer = _developer(request)
+    keys = ApiKey.objects.filter(developer=developer).order_by("-created_at")
+    products = [product for product in catalog_products() if not product.is_planned]
+    form = RequestLogFilterForm(request.GET, keys=keys, products=products)
+    entries = request_log_for(developer_id=developer.pk, now=timezone.now(), **form.filters())
+    page = Paginator(entries, REQUEST_LOG_PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "accounts/request_log.html",
+        {
+            "developer": developer,
+            "form": form,
+            "page": page,
+            "filtered": any(form.filters().values()),
+            "retention_days": RETENTION.days,
+        },
+    )
 
 
 @login_required

@@ -63,7 +63,10 @@ ROUNDS = int(os.environ.get("BENCH_ROUNDS", "6"))
 TARGETS = {"lookup": ("floor", 0.70), "account": ("floor-get", 0.80)}
 # What the in-process tools (bench/cpu.py, bench/instructions.py) compare each scenario
 # with: a target with its floor, a bulk call with a single lookup.
-REFERENCES = {name: floor for name, (floor, _least) in TARGETS.items()} | {"bulk50": "lookup"}
+REFERENCES = {name: floor for name, (floor, _least) in TARGETS.items()} | {
+    "bulk50": "lookup",
+    "lookup-unlogged": "lookup",
+}
 
 
 def against_reference(name: str, figures: dict[str, float]) -> str:
@@ -125,6 +128,15 @@ SCENARIOS = [
         "POST",
         "/v1/data/phone-lookups",
         {**AUTH, "X-Bench-Quiet": "1"},
+        {"phone": "+14155550123"},
+    ),
+    # The same lookup without its developer request log entry (accounts/requestlog.py), its
+    # log line and metrics kept: what the request log costs (bench/middleware.py).
+    Scenario(
+        "lookup-unlogged",
+        "POST",
+        "/v1/data/phone-lookups",
+        {**AUTH, "X-Bench-Unlogged": "1"},
         {"phone": "+14155550123"},
     ),
     Scenario(
@@ -264,6 +276,9 @@ def count_round_trips(env: dict[str, str], api_key: str) -> dict[str, tuple[floa
                 "REDIS_URL": _with_port(redis_url, redis_.port),
                 # One thread, one PostgreSQL connection: the warm-up prepares its statements.
                 "GUNICORN_THREADS": "1",
+                # The request log's writer thread waits, so the counts are the requests'
+                # own: its batches go after the answers, on a connection of its own.
+                "REQUEST_LOG_FLUSH_SECONDS": "3600",
             },
             workers=1,
             log=SERVER_LOGS / "gunicorn-counted.log",
@@ -613,6 +628,28 @@ def report(
             f"lookup with metrics and JSON log line: {by_name['lookup']['requestsPerSecond']:.1f}"
             f" req/s; without: {by_name['lookup-quiet']['requestsPerSecond']:.1f} req/s"
             f" (on/off {ratio:.0%})"
+        )
+    if "lookup" in by_name and "lookup-unlogged" in by_name:
+        # The request log's entry: recorded in memory by the request, written by each worker's
+        # writer thread in batches, so its cost is the worker's CPU and PostgreSQL's.
+        ratio = median(_per_round(by_name, "lookup", "lookup-unlogged"))
+        by_cpu = median(
+            [
+                sum(off["cpu_ms"].values()) / sum(on["cpu_ms"].values())
+                for on, off in zip(
+                    by_name["lookup"]["rounds"], by_name["lookup-unlogged"]["rounds"], strict=True
+                )
+            ]
+        )
+        checks["lookup/lookup-unlogged"] = {
+            "perRound": _per_round(by_name, "lookup", "lookup-unlogged"),
+            "median": ratio,
+            "byCpuMedian": by_cpu,
+        }
+        print(
+            f"lookup with the request log: {by_name['lookup']['requestsPerSecond']:.1f} req/s;"
+            f" without: {by_name['lookup-unlogged']['requestsPerSecond']:.1f} req/s"
+            f" (on/off {ratio:.0%}; by CPU per request: {by_cpu:.0%})"
         )
     if "lookup" in by_name and "bulk50" in by_name:
         pairs = [

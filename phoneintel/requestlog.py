@@ -11,13 +11,20 @@ matched, not the raw path, which could hold anything a caller typed into it.
 
 Every request, site pages included, is counted by route and status
 (phoneintel/metrics.py). Neither the line nor the counts ask a store anything.
+
+The same line, with `log_context`, goes to the developer's request log: the object the
+setting `REQUEST_LOG_WRITER` names (`accounts.requestlog.writer`, named by the settings
+because this plumbing imports no app) keeps it in memory and writes it after the answer.
+`REQUEST_LOG_ENABLED=false` switches that off; the line and the counts stay.
 """
 
+import functools
 import logging
 import time
 
 from django.conf import settings
 from django.urls import Resolver404, resolve
+from django.utils.module_loading import import_string
 
 from phoneintel import metrics
 from phoneintel.envelope import is_api_path
@@ -27,6 +34,25 @@ logger = logging.getLogger("phoneintel.requests")
 
 UNMATCHED = "unmatched"
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+def request_log_writer():
+    """The developer request log's writer (`settings.REQUEST_LOG_WRITER`: an object with
+    `record(line, context)` and `flush()`), or None while the log is switched off."""
+    if not settings.REQUEST_LOG_ENABLED:
+        return None
+    return _imported(settings.REQUEST_LOG_WRITER)
+
+
+@functools.cache
+def _imported(path: str):
+    return import_string(path)
+
+
+def request_log_flush() -> int:
+    """Writes what this process's request log holds now (gunicorn's `worker_exit`, tests)."""
+    writer = request_log_writer()
+    return writer.flush() if writer is not None else 0
 
 
 def route_of(request) -> str:
@@ -57,8 +83,7 @@ class RequestLogMiddleware:
             self.log_api_request(request, response, route, seconds)
         return response
 
-    @staticmethod
-    def log_api_request(request, response, route: str, seconds: float) -> None:
+    def log_api_request(self, request, response, route: str, seconds: float) -> None:
         context = getattr(request, "log_context", None) or {}
         status = response.status_code
         units = context.get("unitsCharged", 0)
@@ -75,23 +100,28 @@ class RequestLogMiddleware:
             replayed=replayed,
         )
         duration_ms = round(seconds * 1000, 2)
-        logger.info(
-            "%s %s %s %.2fms",
-            method,
-            path,
-            status,
-            duration_ms,
-            extra={
-                "requestId": response.get("X-Request-Id"),
-                "method": method,
-                "path": path,
-                "status": status,
-                "durationMs": duration_ms,
-                "keyId": context.get("keyId"),
-                "product": context.get("product"),
-                "unitsCharged": units,
-                "code": code,
-                # A replay carries the first answer's X-Request-Id, so two lines share it.
-                "replayed": replayed,
-            },
-        )
+        line = {
+            "requestId": response.get("X-Request-Id"),
+            "method": method,
+            "path": path,
+            "status": status,
+            "durationMs": duration_ms,
+            "keyId": context.get("keyId"),
+            "product": context.get("product"),
+            "unitsCharged": units,
+            "code": code,
+            # A replay carries the first answer's X-Request-Id, so two lines share it.
+            "replayed": replayed,
+        }
+        logger.info("%s %s %s %.2fms", method, path, status, duration_ms, extra=line)
+        self.record(request, line, context)
+
+    def record(self, request, line: dict, context: dict) -> None:
+        """Hands the line to the developer's request log. Memory only; whatever goes wrong
+        there is logged and never reaches the answer."""
+        try:
+            writer = request_log_writer()
+            if writer is not None:
+                writer.record(line, context)
+        except Exception:
+            logger.exception("Request log: the entry could not be recorded.")

@@ -290,6 +290,17 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 
+# The developer's request log (accounts/requestlog.py): every API request with a valid key,
+# kept in memory by the process and written after the answer, in batches, by a thread of
+# its own every REQUEST_LOG_FLUSH_SECONDS (0: only when `request_log_flush()` is called).
+REQUEST_LOG_ENABLED = env.bool("REQUEST_LOG_ENABLED", default=True)
+REQUEST_LOG_WRITER = "accounts.requestlog.writer"
+REQUEST_LOG_FLUSH_SECONDS = env.float("REQUEST_LOG_FLUSH_SECONDS", default=1.0)
+# A flush starts early once this many wait; each INSERT carries at most this many rows.
+REQUEST_LOG_BATCH_SIZE = env.int("REQUEST_LOG_BATCH_SIZE", default=500)
+# Entries a process keeps while PostgreSQL is slow or away; beyond it new ones are dropped.
+REQUEST_LOG_BUFFER_SIZE = env.int("REQUEST_LOG_BUFFER_SIZE", default=10_000)
+
 RATELIMIT_USE_CACHE = "default"
 RATELIMIT_VIEW = "phoneintel.views.ratelimited"
 
@@ -316,6 +327,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 3600,
     },
     "purge-signup-links": {"task": "accounts.tasks.purge_signup_links", "schedule": 3600},
+    "purge-request-log": {"task": "accounts.tasks.purge_request_log", "schedule": 3600},
     "send-key-expiry-notices": {
         "task": "accounts.tasks.send_key_expiry_notices",
         "schedule": crontab(hour=8, minute=0),

@@ -225,7 +225,7 @@ def test_a_reload_of_the_new_key_page_issues_no_key_and_a_roll_shows_its_lineage
     assert old_row.get_by_role("link", name="Roll").count() == 0
     assert "expires in" not in old_row.inner_text()
     assert f"replaced by {new.prefix}…" in old_row.inner_text()
-    assert old_row.locator("td").nth(3).inner_text() == f"stops at {stops}"
+    assert old_row.locator("td[data-label=Expires]").inner_text() == f"stops at {stops}"
     old_row.get_by_role("link", name="Production").click()
     assert page.url == f"{site}/portal/keys/{key.pk}/"
     notice = page.get_by_role("status").filter(has_text="This key was rolled")

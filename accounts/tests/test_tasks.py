@@ -81,6 +81,7 @@ def test_beat_schedules_every_job_and_the_worker_knows_them():
     assert schedule == {
         "lookups.tasks.purge_idempotency_records",
         "accounts.tasks.purge_signup_links",
+        "accounts.tasks.purge_request_log",
         "accounts.tasks.send_key_expiry_notices",
     }
     celery_app.loader.import_default_modules()
