@@ -15,7 +15,7 @@ import pytest
 from django.utils import timezone
 
 from accounts.models import ApiKey
-from accounts.services import api_key_revoke, api_key_set_active
+from accounts.services import api_key_create, api_key_revoke, api_key_set_active
 from catalog.models import Product
 from lookups.idempotency import claim_or_replay, request_fingerprint
 from lookups.models import IdempotentRequest
@@ -100,6 +100,17 @@ def answer(client, make_key, other_session):
         Product.objects.filter(slug="phone-lookup").update(is_paused=True)
         return post({"phone": "+14155550123"})
 
+    def test_number_required():
+        # A test key asking about a number outside the sandbox's table.
+        live, _ = make_key()
+        _, test = api_key_create(developer=live.developer, mode=ApiKey.Mode.TEST)
+        return client.post(
+            LOOKUP,
+            {"phone": "+14155550123"},
+            "application/json",
+            HTTP_AUTHORIZATION=f"Bearer {test}",
+        )
+
     provoke = {
         ErrorCode.INVALID_JSON: lambda: post('{"phone": '),
         ErrorCode.IDEMPOTENCY_KEY_REQUIRED: lambda: post(
@@ -128,6 +139,7 @@ def answer(client, make_key, other_session):
         ErrorCode.PAYLOAD_TOO_LARGE: lambda: post({"phone": "1" * 40_000}),
         ErrorCode.VALIDATION_ERROR: lambda: post({"phone": "1" * 65}),
         ErrorCode.INVALID_PHONE: lambda: post({"phone": "020 7946 0018"}),
+        ErrorCode.TEST_NUMBER_REQUIRED: test_number_required,
         ErrorCode.RATE_LIMITED: rate_limited,
         ErrorCode.QUOTA_EXCEEDED: quota_exceeded,
         ErrorCode.SERVER_ERROR: None,  # below, on a probe endpoint that fails

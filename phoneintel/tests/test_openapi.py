@@ -8,7 +8,12 @@ from phoneintel.errors import API_ERROR_CODES, CODES_BY_STATUS
 
 pytestmark = pytest.mark.django_db
 
-PUBLIC = {("get", "/v1/data/products"), ("get", "/v1/data/openapi.json")}
+# The spec's two public endpoints, and the sandbox's table (CONTRACT.md, "Sandbox").
+PUBLIC = {
+    ("get", "/v1/data/products"),
+    ("get", "/v1/data/openapi.json"),
+    ("get", "/v1/data/test-numbers"),
+}
 LOOKUPS = [
     "/v1/data/phone-lookups",
     "/v1/data/phone-risk-checks",
