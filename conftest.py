@@ -94,6 +94,21 @@ def other_session(db):
 
 
 @pytest.fixture
+def live_data(transactional_db):
+    """Committed rows a server process can read: the products of the data migrations (a
+    transactional test before may have flushed them) and the demo data."""
+    from importlib import import_module
+
+    from django.apps import apps
+
+    from lookups.management.commands.seed_demo import seed_demo_data
+
+    import_module("catalog.migrations.0002_seed_products").seed(apps, None)
+    import_module("catalog.migrations.0005_product_overviews").fill(apps, None)
+    seed_demo_data()
+
+
+@pytest.fixture
 def make_key(db):
     """Issues a real key the way staff do; returns (ApiKey, raw key)."""
     counter = iter(range(1, 10_000))

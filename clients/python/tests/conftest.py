@@ -10,16 +10,13 @@ import os
 import socket
 import sys
 import threading
-from importlib import import_module
 from pathlib import Path
 
 import pytest
-from django.apps import apps
 from phoneintel_client import Client
 
 from accounts.models import MonthlyUsage
 from catalog.services import product_set_paused
-from lookups.management.commands.seed_demo import seed_demo_data
 from lookups.models import IdempotentRequest
 
 PHONEINTEL = Path(sys.executable).parent / "phoneintel"
@@ -30,15 +27,6 @@ def _no_caller_settings(monkeypatch):
     """The tests say which key and server each client uses; the caller's shell does not."""
     monkeypatch.delenv("PHONEINTEL_API_KEY", raising=False)
     monkeypatch.delenv("PHONEINTEL_BASE_URL", raising=False)
-
-
-@pytest.fixture
-def live_data(transactional_db):
-    """Committed rows the server process can read: the products of the data migrations (a
-    transactional test before may have flushed them) and the demo data."""
-    import_module("catalog.migrations.0002_seed_products").seed(apps, None)
-    import_module("catalog.migrations.0005_product_overviews").fill(apps, None)
-    seed_demo_data()
 
 
 @pytest.fixture

@@ -12,15 +12,11 @@ import re
 import shutil
 import subprocess
 import sys
-from importlib import import_module
 from pathlib import Path
 
 import httpx
 import pytest
-from django.apps import apps
 from django.db import connection
-
-from lookups.management.commands.seed_demo import seed_demo_data
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGE = ROOT / "clients" / "typescript"
@@ -47,15 +43,6 @@ def run(*command: str | Path, cwd: Path = PACKAGE, env: dict | None = None, time
         timeout=timeout,
         check=False,
     )
-
-
-@pytest.fixture
-def live_data(transactional_db):
-    """Committed rows the server process can read: the products of the data migrations (a
-    transactional test before may have flushed them) and the demo data."""
-    import_module("catalog.migrations.0002_seed_products").seed(apps, None)
-    import_module("catalog.migrations.0005_product_overviews").fill(apps, None)
-    seed_demo_data()
 
 
 @pytest.fixture
