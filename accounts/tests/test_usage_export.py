@@ -114,3 +114,35 @@ def test_the_csv_downloads_in_a_browser_with_the_right_totals(live_server, spent
     page.goto(f"{live_server.url}/portal/usage/")
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     page.screenshot(path=SCREENSHOTS / "usage-390.png", full_page=True)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_roll_in_the_portal_keeps_the_months_units_on_the_successor(
+    live_server, make_developer, browser_page
+):
+    developer = make_developer(email="roller@example.test")
+    key, raw = api_key_create(developer=developer, name="Checkout", monthly_quota=50)
+    for _ in range(3):
+        spend(live_server.url, raw, "phone-risk-checks", "+14155552671")
+    page = browser_page
+    page.goto(f"{live_server.url}/accounts/sign-in/")
+    page.get_by_label("Email address").fill(developer.user.email)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.locator(f'table.keys tr[data-key-id="{key.pk}"]').get_by_role("link", name="Roll").click()
+    page.get_by_label("In 4 hours").check()
+    page.get_by_role("button", name="Roll key").click()
+    new_raw = page.locator("input[readonly]").first.input_value()
+    assert new_raw.startswith("pi_beta_") and new_raw != raw
+    successor = developer.api_keys.get(rolled_from=key)
+    page.goto(f"{live_server.url}/portal/")
+    row = page.locator(f'table.keys tr[data-key-id="{successor.pk}"]')
+    assert row.locator("td[data-label='Units this month']").inner_text().startswith("3 of 50")
+    # The successor's next unit is the lineage's fourth.
+    spend(live_server.url, new_raw, "phone-risk-checks", "+14155552671")
+    page.reload()
+    assert row.locator("td[data-label='Units this month']").inner_text().startswith("4 of 50")
+    account = httpx.get(
+        f"{live_server.url}/v1/data/account", headers={"Authorization": f"Bearer {new_raw}"}
+    ).json()["data"]
+    assert account["usage"]["unitsUsed"] == 4
