@@ -40,6 +40,7 @@ PUBLIC_PAGES = [
     ("catalog:overview", ("transcription",)),
     ("catalog:interest", ("transcription",)),
     ("catalog:api_reference", ()),
+    ("testing", ()),
     ("checkers:index", ()),
     ("checkers:page", ("phone-lookup",)),
     ("checkers:page", ("phone-exposure",)),
@@ -98,6 +99,16 @@ def developer_with_usage(live_server, make_developer):
             headers={"Authorization": f"Bearer {raw}"},
         )
         assert answer.status_code == 200, answer.text
+    # A test key too, with a long name: its Test badge must fit beside the prefix.
+    _, test_raw = api_key_create(
+        developer=developer, name="Sandbox for the checkout integration tests", mode="test"
+    )
+    answer = httpx.post(
+        f"{live_server.url}/v1/data/phone-lookups",
+        json={"phone": "+12025550102"},
+        headers={"Authorization": f"Bearer {test_raw}"},
+    )
+    assert answer.status_code == 200 and answer.json()["meta"]["mode"] == "test", answer.text
     last_month = (timezone.now().date().replace(day=1) - timedelta(days=1)).replace(day=1)
     MonthlyUsage.objects.create(api_key=keys[1][0], period=last_month, units_used=742)
     return developer, [key for key, _ in keys]
@@ -232,6 +243,7 @@ def test_the_navigation_marks_the_current_page(live_server, browser_page, make_d
         ("checkers:index", (), {"Check a number": "page"}),
         ("checkers:page", ("phone-lookup",), {"Check a number": "true"}),
         ("catalog:api_reference", (), {"API reference": "page"}),
+        ("testing", (), {"Testing": "page"}),
         ("portal:sign_in", (), {"Sign in": "page"}),
         ("portal:request_access", (), {"Request access": "page"}),
     ]
