@@ -457,6 +457,37 @@ def test_the_quickstart_python_and_cli_samples_work_as_shown(quickstart, live_se
     assert account["usage"]["unitsUsed"] == 4
 
 
+def test_the_quickstart_samples_work_as_shown_with_a_pending_developers_test_key(
+    live_server, browser_page, make_developer, tmp_path
+):
+    developer = make_developer(email="sandbox@example.test", access="pending")
+    _, raw = api_key_create(developer=developer, name="Sandbox", mode="test")
+    page = browser_page
+    sign_in(page, live_server.url, "sandbox@example.test")
+    page.goto(page_url(live_server.url, "portal:quickstart", ()))
+    environment = sample(page, "export PHONEINTEL_API_KEY=")
+
+    python = run_sample(
+        [sys.executable, "-c", sample(page, "from phoneintel_client")], environment, raw, tmp_path
+    )
+    assert python.returncode == 0, python.stderr
+    assert python.stdout.splitlines() == ["low 0 []", "1 unit; 9999 left this month"]
+    (tmp_path / "numbers.csv").write_text("phone\n+12025550122\n+12025550110\n")
+    for line in sample(page, "phoneintel account").splitlines():
+        cli = run_sample(["bash", "-c", line], environment, raw, tmp_path)
+        assert cli.returncode == 0, (line, cli.stdout, cli.stderr)
+    with (tmp_path / "results.csv").open() as results:
+        rows = list(csv.DictReader(results))
+    assert [(row["phone"], row["found"], row["error"]) for row in rows] == [
+        ("+12025550122", "true", ""),
+        ("+12025550110", "true", ""),
+    ]
+    account = httpx.get(
+        f"{live_server.url}/v1/data/account", headers={"Authorization": f"Bearer {raw}"}
+    ).json()["data"]
+    assert (account["mode"], account["usage"]["unitsUsed"]) == ("test", 4)
+
+
 def gap_between(left, right) -> float:
     """Horizontal space between two elements on one line."""
     first, second = left.bounding_box(), right.bounding_box()
