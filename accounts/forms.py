@@ -5,6 +5,7 @@ from django.contrib.admin.helpers import ActionForm
 from django.contrib.auth.forms import PasswordResetForm
 
 from accounts.emails import email_queue
+from accounts.models import ApiKey
 
 
 class RequestAccessForm(forms.Form):
@@ -16,12 +17,49 @@ class RequestAccessForm(forms.Form):
     )
 
 
+class ModeSelect(forms.RadioSelect):
+    """Radio buttons of which some are shown but cannot be chosen (`disabled_values`)."""
+
+    def __init__(self, *args, disabled_values=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.disabled_values = set(disabled_values)
+
+    def create_option(self, name, value, *args, **kwargs):
+        option = super().create_option(name, value, *args, **kwargs)
+        if value in self.disabled_values:
+            option["attrs"]["disabled"] = True
+        return option
+
+
 class KeyCreateForm(forms.Form):
+    """A key's name and mode. Every mode is accepted here: whether the developer may hold
+    it is the service's decision (`developer_key_create`), so a forced choice is refused
+    there, with its reason. `modes` are those the developer may create; the first is the
+    one chosen when the form says nothing."""
+
     name = forms.CharField(
         label="Key name",
         max_length=100,
         help_text="Something that says where the key is used, e.g. “Production server”.",
     )
+    mode = forms.ChoiceField(
+        label="Mode",
+        choices=[(ApiKey.Mode.TEST, "Test"), (ApiKey.Mode.LIVE, "Live")],
+        required=False,
+    )
+
+    def __init__(self, *args, modes: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.default_mode = modes[0] if modes else ApiKey.Mode.LIVE
+        field = self.fields["mode"]
+        field.initial = self.default_mode
+        field.widget = ModeSelect(
+            choices=field.choices,
+            disabled_values=[value for value, _ in field.choices if value not in modes],
+        )
+
+    def clean_mode(self) -> str:
+        return self.cleaned_data["mode"] or self.default_mode
 
 
 class KeyRollForm(forms.Form):

@@ -289,7 +289,8 @@ class AccessRequest(Developer):
 
 
 class SignupLink(models.Model):
-    """A one-time link that lets an approved or invited developer set a password.
+    """A one-time link that lets a developer set a password: one who asked for access (test
+    keys until staff approve), was approved, or was invited.
 
     Only a hash of the link's secret is kept; the link itself exists in one email.
     """

@@ -29,7 +29,7 @@ from accounts.forms import (
     RequestLogFilterForm,
 )
 from accounts.key_handover import raw_key_forget, raw_key_hand_over, raw_key_take
-from accounts.models import ApiKey, Developer, month_start
+from accounts.models import ApiKey, Developer, key_usable, month_start
 from accounts.requestlog import RETENTION, request_log_for
 from accounts.selectors import (
     developer_for_user,
@@ -82,7 +82,7 @@ def request_access(request):
         return ratelimited(request)
     form = RequestAccessForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
-        access_request_submit(**form.cleaned_data)
+        access_request_submit(**form.cleaned_data, now=timezone.now())
         return redirect("portal:request_access_sent")
     return render(request, "accounts/request_access.html", {"form": form})
 
@@ -169,11 +169,25 @@ def _own_key(developer: Developer, key_id: int) -> ApiKey:
     return key
 
 
+def _key_modes(developer: Developer | None) -> list[str]:
+    """The modes of key the developer may create, live first: the form's default is the
+    first (live for an approved developer, test for one whose request is pending)."""
+    if developer is None:
+        return []
+    return [
+        mode
+        for mode in (ApiKey.Mode.LIVE, ApiKey.Mode.TEST)
+        if key_usable(is_active=True, access=developer.access, mode=mode)
+    ]
+
+
 def _dashboard(request, developer, *, form=None, refusal=None, status=200):
+    modes = _key_modes(developer)
     context = {
         "developer": developer,
         "keys": developer_keys(developer=developer, now=timezone.now()) if developer else [],
-        "form": form or KeyCreateForm(),
+        "form": form or KeyCreateForm(modes=modes),
+        "key_modes": modes,
         "refusal": refusal,
     }
     return render(request, "accounts/dashboard.html", context, status=status)
@@ -197,11 +211,13 @@ def _hand_over(request, key: ApiKey, raw: str):
 @require_POST
 def key_create(request):
     developer = _developer(request)
-    form = KeyCreateForm(request.POST)
+    form = KeyCreateForm(request.POST, modes=_key_modes(developer))
     if not form.is_valid():
         return _dashboard(request, developer, form=form, status=400)
     try:
-        key, raw = developer_key_create(developer=developer, name=form.cleaned_data["name"])
+        key, raw = developer_key_create(
+            developer=developer, name=form.cleaned_data["name"], mode=form.cleaned_data["mode"]
+        )
     except KeyNotAllowed as refused:
         return _dashboard(request, developer, form=form, refusal=str(refused), status=403)
     return _hand_over(request, key, raw)

@@ -4,6 +4,7 @@ from django.urls import include, path, re_path
 from accounts.api import AccountView
 from catalog.api import ProductManifestView
 from lookups.api import urlpatterns as lookup_patterns
+from lookups.views import testing
 from phoneintel.health import healthz, readyz
 from phoneintel.metrics import metrics_view
 from phoneintel.openapi_view import OpenApiDocumentView
@@ -35,6 +36,8 @@ urlpatterns = [
     path("", include("accounts.urls")),
     # The browser checkers: their own protection layer, never under /v1/.
     path("checkers/", include("lookups.urls")),
+    # The sandbox's test numbers, for people (GET /v1/data/test-numbers is the API's).
+    path("docs/testing/", testing, name="testing"),
     path("", include("catalog.urls")),
 ]
 

@@ -39,24 +39,34 @@ def developer_get_or_create_approved(*, email: str) -> Developer:
 
 
 @transaction.atomic
-def access_request_submit(*, email: str, name: str, company: str, intended_use: str) -> None:
-    """Records a pending request, or, for an address we know, changes nothing.
+def access_request_submit(
+    *, email: str, name: str, company: str, intended_use: str, now: datetime
+) -> None:
+    """Records a pending request and emails a sign-up link: the developer sets a password
+    and builds against the sandbox with test keys while staff review the request (live
+    keys come with approval). For an address we know, changes nothing.
 
     Either way the caller shows the same page and the address gets one email, so the
     form tells nobody which addresses have accounts.
     """
     email = _normalized(email)
-    context = {"name": name}
     try:
         with transaction.atomic():
             user = User.objects.create_user(email=email, password=None, first_name=name[:150])
-            Developer.objects.create(
+            developer = Developer.objects.create(
                 user=user, name=name, company=company, intended_use=intended_use
             )
     except IntegrityError:  # the address exists (perhaps from a request a moment ago)
-        email_queue(to=email, template="access_request_known", context=context)
+        # The same words whatever the account's state: an email forwarded or read over a
+        # shoulder says no more than the page did.
+        email_queue(to=email, template="access_request_known", context={"name": name})
         return
-    email_queue(to=email, template="access_request_received", context=context)
+    _, signup_url = signup_link_issue(developer=developer, created_by=None, now=now)
+    email_queue(
+        to=email,
+        template="access_request_received",
+        context={"name": name, "signup_url": signup_url},
+    )
 
 
 @transaction.atomic
@@ -89,13 +99,15 @@ def access_request_approve(
 
 @transaction.atomic
 def access_request_reject(*, developer: Developer, now: datetime) -> bool:
-    """Rejects a pending request. False if it was not pending."""
+    """Rejects a pending request (its test keys stop working). False if it was not pending."""
     developer = Developer.objects.select_for_update().select_related("user").get(pk=developer.pk)
     if developer.access != Developer.Access.PENDING:
         return False
     developer.access = Developer.Access.REJECTED
     developer.reviewed_at = now
     developer.save(update_fields=["access", "reviewed_at"])
+    # The request's sign-up link led to test keys, which a rejection ends: spent unused.
+    SignupLink.objects.filter(developer=developer, used_at__isnull=True).update(used_at=now)
     email_queue(to=developer.user.email, template="access_rejected", context={})
     return True
 

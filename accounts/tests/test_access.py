@@ -50,6 +50,53 @@ def test_a_request_for_access_is_pending_and_acknowledged_by_email(client, sent)
     [email] = emails
     assert email.to == ["ada@example.test"]
     assert email.subject == "We received your request for phoneintel API access"
+    assert "create test keys at once" in email.body and "Live keys come once staff" in email.body
+    # The link is the email's own: only a hash of its secret is stored.
+    link = link_in(email)
+    stored = SignupLink.objects.get()
+    assert (stored.developer, stored.created_by) == (developer, None)
+    assert link.split("/")[-2] not in stored.secret_hash
+
+
+def test_the_request_email_link_signs_a_pending_developer_in_with_test_keys_only(
+    client, sent, bearer
+):
+    _, [email] = sent(lambda: request_access(client))
+    path = urlsplit(link_in(email)).path
+    form = client.get(path)
+    assert form.status_code == 200 and "ada@example.test" in form.content.decode()
+    done = client.post(path, {"new_password1": PASSWORD, "new_password2": PASSWORD}, follow=True)
+    assert done.redirect_chain[-1][0] == "/portal/"
+    page = done.content.decode()
+    assert "Your password is set and you are signed in." in page
+    assert "Access: <strong>Pending</strong>" in page
+    # The keys page offers a test key, the live choice shown but not available.
+    assert re.search(r'<input type="radio" name="mode" value="test"[^>]*checked', page)
+    assert re.search(r'<input type="radio" name="mode" value="live"[^>]*disabled', page)
+    assert "Live keys come once staff approve your access." in page
+    developer = Developer.objects.get()
+    assert developer.access == Developer.Access.PENDING
+    assert User.objects.get(email="ada@example.test").check_password(PASSWORD)
+
+    created = client.post("/portal/keys/", {"name": "Sandbox", "mode": "test"})
+    assert created.status_code == 302
+    key = developer.api_keys.get()
+    assert key.mode == "test" and key.prefix.startswith("pi_beta_test_")
+    shown = client.get(created["Location"]).content.decode()
+    raw = re.search(r'value="(pi_beta_test_[0-9A-Za-z]{38})"', shown)[1]
+    account = client.get("/v1/data/account", **bearer(raw))
+    assert account.status_code == 200 and account.json()["data"]["mode"] == "test"
+
+    refused = client.post("/portal/keys/", {"name": "Sneaky", "mode": "live"})
+    assert refused.status_code == 403
+    assert "Live keys come once staff approve your access; test keys work now." in (
+        refused.content.decode()
+    )
+    assert list(developer.api_keys.values_list("mode", flat=True)) == ["test"]
+
+    # Once used, the link is spent.
+    client.post("/accounts/sign-out/")
+    assert client.get(path).status_code == 410
 
 
 def test_the_form_says_the_same_for_an_address_that_has_an_account(client, sent, make_developer):
@@ -67,6 +114,13 @@ def test_the_form_says_the_same_for_an_address_that_has_an_account(client, sent,
     [email] = emails
     assert email.to == ["known@example.test"]
     assert "already has an account" in email.body
+
+    # An address whose request is pending gets word for word the same email: no new link,
+    # nothing about the account's state.
+    _, [pending_email] = sent(lambda: request_access(client, email="new@example.test"))
+    assert (pending_email.subject, pending_email.body) == (email.subject, email.body)
+    assert "/accounts/signup/" not in email.body
+    assert SignupLink.objects.count() == 1  # the first request's, no other
 
 
 def test_request_access_form_errors_and_rate_limit(client):
@@ -98,7 +152,7 @@ def test_staff_approve_with_a_quota_and_the_link_signs_the_developer_in(
     assert email.subject == "Your phoneintel API access is approved"
     link = link_in(email)
     # Only a hash of the link's secret is stored.
-    stored = SignupLink.objects.get()
+    stored = SignupLink.objects.get(created_by__isnull=False)
     assert stored.secret_hash not in link and link.split("/")[-2] not in stored.secret_hash
 
     staff_client.logout()
@@ -124,6 +178,23 @@ def test_staff_approve_with_a_quota_and_the_link_signs_the_developer_in(
     assert User.objects.get(email="ada@example.test").check_password(PASSWORD)
 
 
+def test_approval_after_a_password_was_set_says_live_keys_are_available(client, staff_client, sent):
+    _, [request_email] = sent(lambda: request_access(client))
+    path = urlsplit(link_in(request_email)).path
+    client.post(path, {"new_password1": PASSWORD, "new_password2": PASSWORD})
+    developer = Developer.objects.get()
+    _, [email] = sent(lambda: approve(staff_client, developer))
+    assert email.subject == "Your phoneintel API access is approved"
+    assert "live keys are now available" in email.body
+    assert "/accounts/signup/" not in email.body and "/accounts/sign-in/" in email.body
+    # Signed in since the link: the keys page now offers live keys, chosen by default.
+    page = client.get("/portal/").content.decode()
+    assert re.search(r'<input type="radio" name="mode" value="live"[^>]*checked', page)
+    assert "disabled" not in page
+    assert client.post("/portal/keys/", {"name": "Production"}).status_code == 302
+    assert developer.api_keys.get().mode == "live"
+
+
 def test_approving_twice_sends_one_link(client, staff_client, sent):
     sent(lambda: request_access(client))
     developer = Developer.objects.get()
@@ -131,13 +202,14 @@ def test_approving_twice_sends_one_link(client, staff_client, sent):
     # Approved developers leave the queue; an approval of the same row changes nothing.
     response, emails = sent(lambda: approve(staff_client, developer))
     assert "Approved 0 request(s)." in response.content.decode()
-    assert emails == [] and SignupLink.objects.count() == 1
+    # One link with the request, one with the approval.
+    assert emails == [] and SignupLink.objects.count() == 2
     queue = staff_client.get("/admin/accounts/accessrequest/").content.decode()
     assert "ada@example.test" not in queue
 
 
 def test_staff_reject_and_the_developer_is_told(client, staff_client, sent):
-    sent(lambda: request_access(client))
+    _, [request_email] = sent(lambda: request_access(client))
     developer = Developer.objects.get()
     response, emails = sent(
         lambda: staff_client.post(
@@ -151,7 +223,9 @@ def test_staff_reject_and_the_developer_is_told(client, staff_client, sent):
     assert developer.access == Developer.Access.REJECTED
     assert [email.subject for email in emails] == ["Your request for phoneintel API access"]
     assert LogEntry.objects.filter(object_id=str(developer.pk), change_message="Rejected")
-    assert SignupLink.objects.count() == 0
+    # The request's link, which led to test keys, no longer works.
+    staff_client.logout()
+    assert client.get(urlsplit(link_in(request_email)).path).status_code == 410
 
 
 def test_staff_invite_an_address_directly(staff_client, client, sent, make_developer):

@@ -32,6 +32,29 @@ def test_create_json_prints_one_line_and_the_key_works(client):
     assert response.json()["data"]["key"]["expiresAt"] == created["expiresAt"]
 
 
+def test_create_test_prints_a_test_key_that_answers_the_test_numbers(client):
+    out = apikey("create", "--email", "sandbox@example.test", "--test", "--json")
+    created = json.loads(out)
+    assert out.count("\n") == 1 and set(created) == {"id", "key", "expiresAt"}
+    assert created["key"].startswith("pi_beta_test_") and len(created["key"]) == 51
+    key = ApiKey.objects.get(pk=created["id"])
+    assert (key.mode, key.monthly_quota) == (ApiKey.Mode.TEST, 10_000)
+    assert key.developer.access == Developer.Access.APPROVED
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {created['key']}"}
+    answer = client.post(
+        "/v1/data/phone-lookups", {"phone": "+12025550102"}, content_type="application/json", **auth
+    )
+    assert answer.status_code == 200
+    body = answer.json()
+    assert (body["meta"]["mode"], body["data"]["risk"]["level"]) == ("test", "high")
+    assert " test " in apikey("list", "--email", "sandbox@example.test")
+
+    plain = apikey("create", "--email", "sandbox@example.test", "--test")
+    assert plain.startswith("Test key ") and "never again" in plain
+    assert plain.strip().splitlines()[-1].startswith("pi_beta_test_")
+    assert ApiKey.objects.filter(mode=ApiKey.Mode.TEST).count() == 2
+
+
 def test_create_sets_quota_rate_and_earlier_expiry():
     expires = (timezone.now() + timedelta(days=10)).replace(microsecond=0)
     created = json.loads(

@@ -40,6 +40,7 @@ PUBLIC_PAGES = [
     ("catalog:overview", ("transcription",)),
     ("catalog:interest", ("transcription",)),
     ("catalog:api_reference", ()),
+    ("testing", ()),
     ("checkers:index", ()),
     ("checkers:page", ("phone-lookup",)),
     ("checkers:page", ("phone-exposure",)),
@@ -98,6 +99,16 @@ def developer_with_usage(live_server, make_developer):
             headers={"Authorization": f"Bearer {raw}"},
         )
         assert answer.status_code == 200, answer.text
+    # A test key too, with a long name: its Test badge must fit beside the prefix.
+    _, test_raw = api_key_create(
+        developer=developer, name="Sandbox for the checkout integration tests", mode="test"
+    )
+    answer = httpx.post(
+        f"{live_server.url}/v1/data/phone-lookups",
+        json={"phone": "+12025550102"},
+        headers={"Authorization": f"Bearer {test_raw}"},
+    )
+    assert answer.status_code == 200 and answer.json()["meta"]["mode"] == "test", answer.text
     last_month = (timezone.now().date().replace(day=1) - timedelta(days=1)).replace(day=1)
     MonthlyUsage.objects.create(api_key=keys[1][0], period=last_month, units_used=742)
     return developer, [key for key, _ in keys]
@@ -232,6 +243,7 @@ def test_the_navigation_marks_the_current_page(live_server, browser_page, make_d
         ("checkers:index", (), {"Check a number": "page"}),
         ("checkers:page", ("phone-lookup",), {"Check a number": "true"}),
         ("catalog:api_reference", (), {"API reference": "page"}),
+        ("testing", (), {"Testing": "page"}),
         ("portal:sign_in", (), {"Sign in": "page"}),
         ("portal:request_access", (), {"Request access": "page"}),
     ]
@@ -443,6 +455,37 @@ def test_the_quickstart_python_and_cli_samples_work_as_shown(quickstart, live_se
     ).json()["data"]
     # One unit for the Python sample, one for the CLI's lookup, two for its bulk file.
     assert account["usage"]["unitsUsed"] == 4
+
+
+def test_the_quickstart_samples_work_as_shown_with_a_pending_developers_test_key(
+    live_server, browser_page, make_developer, tmp_path
+):
+    developer = make_developer(email="sandbox@example.test", access="pending")
+    _, raw = api_key_create(developer=developer, name="Sandbox", mode="test")
+    page = browser_page
+    sign_in(page, live_server.url, "sandbox@example.test")
+    page.goto(page_url(live_server.url, "portal:quickstart", ()))
+    environment = sample(page, "export PHONEINTEL_API_KEY=")
+
+    python = run_sample(
+        [sys.executable, "-c", sample(page, "from phoneintel_client")], environment, raw, tmp_path
+    )
+    assert python.returncode == 0, python.stderr
+    assert python.stdout.splitlines() == ["low 0 []", "1 unit; 9999 left this month"]
+    (tmp_path / "numbers.csv").write_text("phone\n+12025550122\n+12025550110\n")
+    for line in sample(page, "phoneintel account").splitlines():
+        cli = run_sample(["bash", "-c", line], environment, raw, tmp_path)
+        assert cli.returncode == 0, (line, cli.stdout, cli.stderr)
+    with (tmp_path / "results.csv").open() as results:
+        rows = list(csv.DictReader(results))
+    assert [(row["phone"], row["found"], row["error"]) for row in rows] == [
+        ("+12025550122", "true", ""),
+        ("+12025550110", "true", ""),
+    ]
+    account = httpx.get(
+        f"{live_server.url}/v1/data/account", headers={"Authorization": f"Bearer {raw}"}
+    ).json()["data"]
+    assert (account["mode"], account["usage"]["unitsUsed"]) == ("test", 4)
 
 
 def gap_between(left, right) -> float:

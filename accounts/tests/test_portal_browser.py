@@ -243,3 +243,126 @@ def test_a_reload_of_the_new_key_page_issues_no_key_and_a_roll_shows_its_lineage
     assert f"Rolled from {key.prefix}… (Production)" in page.locator(".key-facts").inner_text(
     ).replace("\n", " ").replace("\t", " ")  # fmt: skip
     page.screenshot(path=SCREENSHOTS / "portal-key-successor-1280.png", full_page=True)
+
+
+def test_a_pending_developer_signs_in_by_the_emailed_link_and_gets_200s_with_a_test_key(
+    live_server, browser_page, mailoutbox, eager_tasks, settings
+):
+    site = live_server.url
+    settings.SITE_URL = site
+    page = browser_page
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site)
+
+    page.goto(f"{site}/accounts/request-access/")
+    page.get_by_label("Work email").fill("sam@example.test")
+    page.get_by_label("Your name").fill("Sam Sandbox")
+    page.get_by_label("What will you build with the API?").fill("Call screening.")
+    page.get_by_role("button", name="Request access").click()
+    assert "start with test keys" in page.get_by_role("status").inner_text()
+    developer = Developer.objects.get(user__email="sam@example.test")
+    assert developer.access == Developer.Access.PENDING
+
+    # The request's own email signs the developer in; nobody at staff has looked yet.
+    [email] = mailoutbox
+    assert email.subject == "We received your request for phoneintel API access"
+    page.goto(link_in(email))
+    page.get_by_label("New password", exact=True).fill(PASSWORD)
+    page.get_by_label("New password confirmation").fill(PASSWORD)
+    page.get_by_role("button", name="Set password and sign in").click()
+    assert page.url == f"{site}/portal/"
+    expect(page.locator(".access")).to_contain_text("Pending")
+
+    # Test is chosen; live cannot be chosen, and the page says why.
+    assert page.get_by_label("Test", exact=True).is_checked()
+    assert page.get_by_label("Live", exact=True).is_disabled()
+    expect(page.locator(".live-later")).to_have_text(
+        "Live keys come once staff approve your access."
+    )
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.screenshot(path=SCREENSHOTS / f"sandbox-pending-keys-{width}.png", full_page=True)
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+    page.set_viewport_size({"width": 1280, "height": 900})
+
+    page.get_by_label("Key name").fill("Sandbox")
+    page.get_by_role("button", name="Create key").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Your new test API key")
+    shown = page.locator("#raw-key").input_value()
+    assert shown.startswith("pi_beta_test_") and len(shown) == 51
+    page.get_by_role("button", name="Copy").click()
+    expect(page.get_by_role("button", name="Copied")).to_be_visible()
+    assert page.evaluate("navigator.clipboard.readText()") == shown
+
+    # The key answers the test numbers, says so, and answers nothing else.
+    api = httpx.Client(base_url=site, headers={"Authorization": f"Bearer {shown}"})
+    risky = api.post("/v1/data/phone-lookups", json={"phone": "+12025550102"})
+    assert risky.status_code == 200, risky.text
+    assert (risky.json()["meta"]["mode"], risky.json()["data"]["risk"]["level"]) == (
+        "test",
+        "high",
+    )
+    ported = api.post("/v1/data/carrier-lookups", json={"phone": "+12025550122"})
+    assert ported.status_code == 200 and ported.json()["meta"]["mode"] == "test"
+    assert ported.json()["data"]["carrier"]["operatorName"] == "Sandbox Mobile (ported)"
+    real = api.post("/v1/data/phone-lookups", json={"phone": "+14155550123"})
+    assert (real.status_code, real.json()["error"]["code"]) == (422, "test_number_required")
+    account = api.get("/v1/data/account").json()["data"]
+    assert (account["mode"], account["usage"]["unitsUsed"]) == ("test", 2)
+
+    # The keys page lists it as a test key; still no way to a live key.
+    page.get_by_role("link", name="I have copied it: back to my keys").click()
+    row = page.locator("table.keys tbody tr", has_text="Sandbox")
+    expect(row.locator(".label-test")).to_have_text("Test")
+    expect(row.locator(".status")).to_have_text("Active")
+    assert page.get_by_label("Live", exact=True).is_disabled()
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.screenshot(path=SCREENSHOTS / f"sandbox-keys-{width}.png", full_page=True)
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+    page.set_viewport_size({"width": 1280, "height": 900})
+
+    # A live key forced past the disabled choice is refused by the server.
+    page.get_by_label("Live", exact=True).evaluate("radio => { radio.disabled = false; }")
+    page.get_by_label("Live", exact=True).check()
+    page.get_by_label("Key name").fill("Sneaky")
+    with page.expect_response(f"{site}/portal/keys/") as refused:
+        page.get_by_role("button", name="Create key").click()
+    assert refused.value.status == 403
+    expect(page.get_by_role("alert")).to_contain_text(
+        "Live keys come once staff approve your access; test keys work now."
+    )
+    assert list(developer.api_keys.values_list("name", "mode")) == [("Sandbox", "test")]
+
+    # The usage page counts the two test units apart from live usage.
+    page.get_by_role("link", name="Usage", exact=True).click()
+    expect(page.locator(".units-test")).to_have_text("2")
+    expect(page.locator(".units-live")).to_have_text("0")
+    usage_row = page.locator("table.usage tbody tr", has_text="Sandbox")
+    expect(usage_row.locator(".label-test")).to_have_text("Test")
+    expect(usage_row.locator(".units-used")).to_have_text("2")
+    page.screenshot(path=SCREENSHOTS / "sandbox-usage-1280.png", full_page=True)
+
+
+def test_the_testing_page_copies_a_number_and_fits_a_phone(live_server, browser_page):
+    from lookups.sandbox import TEST_NUMBERS
+
+    site, page = live_server.url, browser_page
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site)
+    page.goto(f"{site}/")
+    page.get_by_role("navigation", name="Site").get_by_role("link", name="Testing").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Testing with test keys")
+    assert page.locator("tr[data-phone]").count() == len(TEST_NUMBERS)
+    page.get_by_role("button", name="Copy +12025550122").click()
+    expect(page.get_by_role("button", name="Copy +12025550122")).to_have_text("Copied")
+    assert page.evaluate("navigator.clipboard.readText()") == "+12025550122"
+    # The code samples keep their own copy buttons.
+    assert page.locator(".code-sample > .copy-button").count() == 2
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.screenshot(path=SCREENSHOTS / f"sandbox-testing-{width}.png", full_page=True)
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+    row = page.locator('tr[data-phone="+12025550193"]')
+    label = row.locator("td[data-label=Answers]").evaluate(
+        "cell => getComputedStyle(cell, '::before').content"
+    )
+    assert label == '"Answers"'

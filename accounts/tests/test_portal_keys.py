@@ -235,14 +235,24 @@ def test_a_developer_cannot_list_revoke_or_roll_another_developers_key(
     assert client.get("/v1/data/account", **bearer(their_raw)).status_code == 200
 
 
-def test_pending_and_suspended_developers_cannot_create_or_roll_keys(client, signed_in):
+def test_pending_developers_create_test_keys_only_and_suspended_ones_no_keys(client, signed_in):
     pending = signed_in(access=Developer.Access.PENDING)
-    assert client.post("/portal/keys/", {"name": "Nope"}).status_code == 403
+    refused = client.post("/portal/keys/", {"name": "Nope", "mode": "live"})
+    assert refused.status_code == 403
+    assert "Live keys come once staff approve your access" in refused.content.decode()
     assert pending.api_keys.count() == 0
+    # Without a mode, a pending developer's key is a test key; they may roll it too.
+    assert client.post("/portal/keys/", {"name": "Sandbox"}).status_code == 302
+    test_key = pending.api_keys.get()
+    assert test_key.mode == ApiKey.Mode.TEST
+    rolled = client.post(f"/portal/keys/{test_key.pk}/roll/", {"old_key_stops": "0"})
+    assert rolled.status_code == 302
+    assert list(pending.api_keys.values_list("mode", flat=True)) == ["test", "test"]
 
     suspended = signed_in(access=Developer.Access.SUSPENDED)
     key, _ = api_key_create(developer=suspended, name="Before suspension")
-    assert client.post("/portal/keys/", {"name": "Nope"}).status_code == 403
+    for mode in ("live", "test", ""):
+        assert client.post("/portal/keys/", {"name": "Nope", "mode": mode}).status_code == 403
     refused = client.post(f"/portal/keys/{key.pk}/roll/", {"old_key_stops": "0"})
     assert (
         refused.status_code == 403
@@ -251,6 +261,34 @@ def test_pending_and_suspended_developers_cannot_create_or_roll_keys(client, sig
     assert suspended.api_keys.count() == 1
     page = client.get("/portal/").content.decode()
     assert ">Inactive<" in page and "Roll</a>" not in page
+    assert "Create a key" not in page and 'name="mode"' not in page
+
+
+def test_an_approved_developer_chooses_test_or_live_and_sees_each_keys_mode(
+    client, signed_in, bearer
+):
+    developer = signed_in()
+    page = client.get("/portal/").content.decode()
+    # Live is chosen unless the developer says otherwise, as before test keys.
+    assert re.search(r'<input type="radio" name="mode" value="live"[^>]*checked', page)
+    assert re.search(r'<input type="radio" name="mode" value="test"', page)
+    assert "disabled" not in page
+    client.post("/portal/keys/", {"name": "Production"})
+    created = client.post("/portal/keys/", {"name": "CI sandbox", "mode": "test"})
+    shown = client.get(created["Location"]).content.decode()
+    assert "Your new test API key" in shown and 'href="/docs/testing/"' in shown
+    raw = re.search(r'value="(pi_beta_test_[0-9A-Za-z]{38})"', shown)[1]
+    assert client.get("/v1/data/account", **bearer(raw)).json()["data"]["mode"] == "test"
+    live, test = developer.api_keys.order_by("pk")
+    assert (live.mode, test.mode, test.monthly_quota) == ("live", "test", 10_000)
+
+    page = client.get("/portal/").content.decode()
+    rows = dict(re.findall(r'<tr data-key-id="(\d+)">(.*?)</tr>', page, re.S))
+    assert '<span class="label label-test">Test</span>' in rows[str(test.pk)]
+    assert "label-test" not in rows[str(live.pk)]
+    detail = client.get(f"/portal/keys/{test.pk}/").content.decode()
+    assert "<dt>Mode</dt><dd>Test" in detail
+    assert client.post("/portal/keys/", {"name": "x", "mode": "sideways"}).status_code == 400
 
 
 def test_key_name_is_required_and_live_keys_are_bounded(client, signed_in):

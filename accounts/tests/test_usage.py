@@ -57,6 +57,38 @@ def test_usage_page_numbers_equal_the_account_endpoint(client, make_developer):
     assert f"<title>{today:%Y-%m-%d}: 5 units</title>" in page
 
 
+def test_usage_page_shows_test_units_apart_from_live_ones(client, make_developer):
+    developer = make_developer()
+    live, live_raw = api_key_create(developer=developer, name="Production")
+    test, test_raw = api_key_create(developer=developer, name="Sandbox", mode="test")
+    lookups(client, live_raw, 2)
+    for _ in range(3):
+        answer = client.post(
+            "/v1/data/phone-risk-checks",
+            {"phone": "+12025550101"},
+            content_type="application/json",
+            HTTP_AUTHORIZATION=f"Bearer {test_raw}",
+        )
+        assert answer.status_code == 200 and answer.json()["meta"]["mode"] == "test"
+    client.force_login(developer.user)
+    page = client.get("/portal/usage/").content.decode()
+    assert re.search(r'class="units-live">2<', page)
+    assert re.search(r'class="units-test">3<', page)
+    assert re.search(r'class="num units-total">2<', page)
+    assert re.search(r'class="num units-test-total">3<', page)
+    rows = usage_rows(page)
+    assert rows[live.pk]["units-used"] == 2 and rows[test.pk]["units-used"] == 3
+    assert rows[test.pk]["units-quota"] == 10_000
+    marked = dict(re.findall(r'<tr data-key-id="(\d+)">(.*?)</tr>', page, re.S))
+    assert '<span class="label label-test">Test</span>' in marked[str(test.pk)]
+    assert "label-test" not in marked[str(live.pk)]
+    # Units per product and per day are the live keys' only.
+    per_product = re.search(r'aria-label="This month per product">(.*?)</table>', page, re.S)[1]
+    assert re.findall(r'class="num units">(\d+)<', per_product) == ["2"]
+    today = timezone.now().date()
+    assert f"<title>{today:%Y-%m-%d}: 2 units</title>" in page
+
+
 def test_chart_has_a_bar_per_day_and_past_months_are_a_table(client, make_developer):
     developer = make_developer()
     key, raw = api_key_create(developer=developer, name="History")

@@ -1,6 +1,8 @@
 // Copy buttons, on every page:
 // - every code sample (<pre class="example">) gets a "Copy" button that copies its text;
-// - <button data-copy-target="ID"> copies the value of the field #ID (a new API key).
+// - <button data-copy-target="ID"> copies the value of the field #ID (a new API key);
+// - <button data-copy="TEXT"> copies TEXT (a test number), the element before it selected
+//   if the clipboard refuses.
 "use strict";
 
 // The clipboard API needs a secure context (https or localhost); elsewhere the selection
@@ -73,6 +75,21 @@ async function copyField(button) {
   }
 }
 
+async function copyAttribute(button) {
+  const shown = button.previousElementSibling || button;
+  try {
+    await copyText(button.dataset.copy, () => selectContents(shown));
+    button.textContent = "Copied";
+  } catch (error) {
+    selectContents(shown);
+    button.textContent = "Press Ctrl+C";
+  }
+  clearTimeout(button.resetTimer);
+  button.resetTimer = setTimeout(() => {
+    button.textContent = "Copy";
+  }, 2000);
+}
+
 document.addEventListener("click", (event) => {
   const sampleButton = event.target.closest("button.copy-button");
   if (sampleButton) {
@@ -82,6 +99,11 @@ document.addEventListener("click", (event) => {
   const fieldButton = event.target.closest("button[data-copy-target]");
   if (fieldButton) {
     copyField(fieldButton);
+    return;
+  }
+  const textButton = event.target.closest("button[data-copy]");
+  if (textButton) {
+    copyAttribute(textButton);
   }
 });
 

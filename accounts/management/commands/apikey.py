@@ -29,9 +29,16 @@ class Command(BaseCommand):
         create = sub.add_parser("create", help="Issue a key; prints the raw key once.")
         create.add_argument("--email", required=True)
         create.add_argument("--name", default="Default key")
-        create.add_argument("--quota", type=int, help="Monthly units (default 1000).")
+        create.add_argument(
+            "--quota", type=int, help="Monthly units (default 1000; 10000 for a test key)."
+        )
         create.add_argument("--rate-limit", help="N/s, N/m or N/h (default 600/m).")
         create.add_argument("--expires-at", help="ISO 8601; at most 90 days from now.")
+        create.add_argument(
+            "--test",
+            action="store_true",
+            help="A test key (pi_beta_test_…): answers only the sandbox's test numbers.",
+        )
         create.add_argument(
             "--json", action="store_true", help='One line {"id","key","expiresAt"}.'
         )
@@ -46,7 +53,7 @@ class Command(BaseCommand):
     def handle(self, *args, action, **options):
         getattr(self, f"_{action}")(**options)
 
-    def _create(self, *, email, name, quota, rate_limit, expires_at, json, **_):
+    def _create(self, *, email, name, quota, rate_limit, expires_at, test, json, **_):
         if quota is not None and quota < 0:
             raise CommandError("--quota must be zero or more.")
         if rate_limit is not None:
@@ -69,6 +76,7 @@ class Command(BaseCommand):
                 monthly_quota=quota,
                 rate_limit=rate_limit,
                 expires_at=when,
+                mode=ApiKey.Mode.TEST if test else ApiKey.Mode.LIVE,
             )
         except KeyLifetimeError as error:
             raise CommandError(str(error)) from None
@@ -77,8 +85,10 @@ class Command(BaseCommand):
                 _json({"id": key.pk, "key": raw, "expiresAt": iso_utc(key.expires_at)})
             )
             return
+        kind = "Test key" if test else "Key"
         self.stdout.write(
-            f"Key {key.pk} for {developer.user.email}, expires {key.expires_at:%Y-%m-%d %H:%M} UTC."
+            f"{kind} {key.pk} for {developer.user.email}, "
+            f"expires {key.expires_at:%Y-%m-%d %H:%M} UTC."
         )
         self.stdout.write("The raw key is shown now and never again:")
         self.stdout.write(self.style.SUCCESS(raw))
@@ -109,10 +119,12 @@ class Command(BaseCommand):
         if email:
             keys = keys.filter(developer__user__email__iexact=email)
         now = timezone.now()
-        self.stdout.write(f"{'ID':>6}  {'PREFIX':<16}  {'STATUS':<8}  {'EXPIRES':<20}  EMAIL  NAME")
+        self.stdout.write(
+            f"{'ID':>6}  {'PREFIX':<21}  {'MODE':<4}  {'STATUS':<8}  {'EXPIRES':<20}  EMAIL  NAME"
+        )
         for key in keys:
             self.stdout.write(
-                f"{key.pk:>6}  {key.prefix:<16}  {key.status_at(now):<8}  "
+                f"{key.pk:>6}  {key.prefix:<21}  {key.mode:<4}  {key.status_at(now):<8}  "
                 f"{iso_utc(key.expires_at):<20}  {key.developer.user.email}  {key.name}"
             )
 
