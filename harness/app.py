@@ -59,11 +59,12 @@ def manage(env: dict[str, str], *args: str) -> str:
 
 
 def issue_key(env: dict[str, str], *, email: str, name: str) -> str:
-    """A raw key with a rate limit and quota too high to get in the way of a tool."""
+    """A raw key with a rate limit, quota and allowance too high to get in the way of a tool."""
     output = manage(
         env,
         *("apikey", "create", "--email", email, "--name", name),
-        *("--rate-limit", "1000000/m", "--quota", "100000000", "--json"),
+        *("--rate-limit", "1000000/m", "--quota", "100000000", "--allowance", "100000000"),
+        "--json",
     )
     return json.loads(output.strip().splitlines()[-1])["key"]
 

@@ -38,6 +38,13 @@ def developer_get_or_create_approved(*, email: str) -> Developer:
     return developer
 
 
+def developer_set_allowance(*, developer: Developer, monthly_allowance: int) -> Developer:
+    """Sets the developer's monthly allowance of live units; the next charge holds to it."""
+    developer.monthly_allowance = monthly_allowance
+    developer.save(update_fields=["monthly_allowance"])
+    return developer
+
+
 @transaction.atomic
 def access_request_submit(
     *, email: str, name: str, company: str, intended_use: str, now: datetime

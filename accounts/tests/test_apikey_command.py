@@ -67,6 +67,18 @@ def test_create_sets_quota_rate_and_earlier_expiry():
     assert (key.monthly_quota, key.rate_limit, key.expires_at) == (50, "10/s", expires)
 
 
+def test_create_sets_the_developers_allowance(client):
+    created = json.loads(
+        apikey("create", "--email", "a@example.test", "--allowance", "1", "--json")
+    )
+    assert Developer.objects.get(user__email="a@example.test").monthly_allowance == 1
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {created['key']}"}
+    account = client.get("/v1/data/account", **headers).json()["data"]
+    assert account["allowance"] == {"monthlyUnits": 1, "unitsUsed": 0, "unitsRemaining": 1}
+    with pytest.raises(CommandError):
+        apikey("create", "--email", "a@example.test", "--allowance", "-1")
+
+
 def test_second_key_for_the_same_email_reuses_the_developer():
     apikey("create", "--email", "same@example.test", "--json")
     apikey("create", "--email", "same@example.test", "--json")

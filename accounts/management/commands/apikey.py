@@ -18,6 +18,7 @@ from accounts.services import (
     api_key_set_active,
     api_key_set_quota,
     developer_get_or_create_approved,
+    developer_set_allowance,
 )
 
 
@@ -33,6 +34,11 @@ class Command(BaseCommand):
             "--quota", type=int, help="Monthly units (default 1000; 10000 for a test key)."
         )
         create.add_argument("--rate-limit", help="N/s, N/m or N/h (default 600/m).")
+        create.add_argument(
+            "--allowance",
+            type=int,
+            help="Set the developer's monthly allowance of live units, across all their keys.",
+        )
         create.add_argument("--expires-at", help="ISO 8601; at most 90 days from now.")
         create.add_argument(
             "--test",
@@ -53,9 +59,11 @@ class Command(BaseCommand):
     def handle(self, *args, action, **options):
         getattr(self, f"_{action}")(**options)
 
-    def _create(self, *, email, name, quota, rate_limit, expires_at, test, json, **_):
+    def _create(self, *, email, name, quota, rate_limit, expires_at, test, json, allowance, **_):
         if quota is not None and quota < 0:
             raise CommandError("--quota must be zero or more.")
+        if allowance is not None and allowance < 0:
+            raise CommandError("--allowance must be zero or more.")
         if rate_limit is not None:
             try:
                 RegexValidator(RATE_RE)(rate_limit)
@@ -69,6 +77,8 @@ class Command(BaseCommand):
             if timezone.is_naive(when):
                 when = when.replace(tzinfo=UTC)
         developer = developer_get_or_create_approved(email=email)
+        if allowance is not None:
+            developer_set_allowance(developer=developer, monthly_allowance=allowance)
         try:
             key, raw = api_key_create(
                 developer=developer,
