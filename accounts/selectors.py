@@ -222,6 +222,7 @@ def usage_for_key(*, api_key: ApiKey | AuthenticatedKey, now: datetime) -> Usage
     return UsageSummary(period=period, units_used=used or 0, units_quota=api_key.monthly_quota)
 
 
+@lru_cache(maxsize=4096)  # a key's times are the same on each of its requests
 def iso_utc(moment: datetime | None) -> str | None:
     if moment is None:
         return None

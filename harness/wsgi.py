@@ -1,7 +1,7 @@
 """One request through Django's WSGI handler in this process, as a server would send it.
 
 `bench/cpu.py` and `bench/instructions.py` time requests this way, with no HTTP server in
-between, and `phoneintel/tests/test_garbage.py` counts what a request leaves behind.
+between.
 """
 
 import io

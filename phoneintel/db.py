@@ -9,6 +9,11 @@ it from then on. Its rows can be read by name (`row=` a dataclass or NamedTuple 
 fields are the statement's column names). Queries built by the ORM keep Django's
 default cursor.
 
+Each connection keeps one such cursor per row type (`_KeptCursor`): a new cursor looks up
+the loader of every column of every result again, and for the key's read (sixteen
+columns, three of them timestamps through Django's loader) that cost more CPU than the
+rest of the request's Python (bench/README.md).
+
 `first_read()` runs a request's first statement and survives a persistent connection
 that died while idle; `drop_if_closed_while_idle()` does the same before a first
 statement that writes.
@@ -39,20 +44,34 @@ class ReadRow(NamedTuple):
 READ_COLUMNS = "kind, number, label, bucket, n"
 
 
+class _KeptCursor(ServerBindingCursor):
+    """A server-binding cursor kept with its connection for the statements of one row type:
+    `with hot_cursor()` closes the wrapper, not this."""
+
+    def close(self):
+        pass
+
+
 def hot_cursor(row: type | None = None):
-    """A server-binding cursor, wrapped like any Django cursor (so query logging and
-    `django_assert_num_queries` see its statements); with `row`, rows come as that type,
-    built from the columns by name."""
+    """The connection's server-binding cursor for rows of type `row` (by column name; tuples
+    without one), wrapped like any Django cursor, so query logging and
+    `django_assert_num_queries` see its statements."""
     connection = connections[DEFAULT_DB_ALIAS]
     connection.ensure_connection()
     connection.validate_thread_sharing()
-    with connection.wrap_database_errors:
-        raw = ServerBindingCursor(
-            connection.connection, row_factory=class_row(row) if row else tuple_row
-        )
+    raw_connection = connection.connection
+    kept = getattr(connection, "_hot_cursors", None)
+    if kept is None or kept[0] is not raw_connection:  # a new connection: new cursors
+        kept = connection._hot_cursors = (raw_connection, {})
+    cursor = kept[1].get(row)
+    if cursor is None:
+        with connection.wrap_database_errors:
+            cursor = kept[1][row] = _KeptCursor(
+                raw_connection, row_factory=class_row(row) if row else tuple_row
+            )
     if connection.queries_logged:
-        return connection.make_debug_cursor(raw)
-    return connection.make_cursor(raw)
+        return connection.make_debug_cursor(cursor)
+    return connection.make_cursor(cursor)
 
 
 def first_read(sql: str, params, *, row: type | None = None):

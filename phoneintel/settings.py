@@ -296,7 +296,7 @@ SPECTACULAR_SETTINGS = {
 REQUEST_LOG_ENABLED = env.bool("REQUEST_LOG_ENABLED", default=True)
 REQUEST_LOG_WRITER = "accounts.requestlog.writer"
 REQUEST_LOG_FLUSH_SECONDS = env.float("REQUEST_LOG_FLUSH_SECONDS", default=1.0)
-# A flush starts early once this many wait; each INSERT carries at most this many rows.
+# A flush starts early once this many wait.
 REQUEST_LOG_BATCH_SIZE = env.int("REQUEST_LOG_BATCH_SIZE", default=500)
 # Entries a process keeps while PostgreSQL is slow or away; beyond it new ones are dropped.
 REQUEST_LOG_BUFFER_SIZE = env.int("REQUEST_LOG_BUFFER_SIZE", default=10_000)
