@@ -25,8 +25,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db import connection
-from django.db.models import DateTimeField, Func, IntegerField
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.http import HttpResponse
 from django.utils import timezone
 
@@ -175,17 +174,17 @@ def in_progress() -> ApiError:
 
 
 _TABLE = IdempotentRequest._meta.db_table
-# This session as the owner of a claim: its backend pid and when it started.
-_OWNER_PID = "pg_backend_pid()"
-_OWNER_STARTED_AT = "(SELECT backend_start FROM pg_stat_get_activity(pg_backend_pid()))"
 _INSERT_CLAIM_SQL = f"""
     INSERT INTO {_TABLE}
         (api_key_id, key, fingerprint, state, locked_at, request_id, response_body,
          created_at, expires_at, owner_pid, owner_started_at)
-    VALUES (%s, %s, %s, %s, %s, '', '', %s, %s, {_OWNER_PID}, {_OWNER_STARTED_AT})
+    VALUES (%s, %s, %s, %s, %s, '', '', %s, %s, %s, %s)
     ON CONFLICT (api_key_id, key) DO NOTHING
     RETURNING id
 """  # noqa: S608  (the table name is ours; values are parameters)
+_THIS_SESSION_SQL = (
+    "SELECT pg_backend_pid(), backend_start FROM pg_stat_get_activity(pg_backend_pid())"
+)
 # The owner's session has ended when no backend has its pid and start time (a backend of
 # another role may hide its start time: that one counts as the owner, still running).
 # PostgreSQL reads the sessions once per transaction: a request runs this in autocommit,
@@ -206,9 +205,25 @@ _COMPLETE_SQL = f"""
 """  # noqa: S608  (the table name is ours; values are parameters)
 
 
+def this_session() -> tuple[int, datetime]:
+    """The PostgreSQL session of this thread's connection, as a claim names its owner: its
+    backend pid and start time. Read once per connection: PostgreSQL builds its whole list
+    of sessions to answer, which cost a claim more than the rest of its INSERT."""
+    connection = connections[DEFAULT_DB_ALIAS]
+    connection.ensure_connection()
+    known = getattr(connection, "_this_session", None)
+    if known is None or known[0] is not connection.connection:
+        with connection.cursor() as cursor:
+            cursor.execute(_THIS_SESSION_SQL)
+            pid, started_at = cursor.fetchone()
+        known = connection._this_session = (connection.connection, pid, started_at)
+    return known[1], known[2]
+
+
 def _insert_claim(
     *, api_key: AuthenticatedKey, key: str, fingerprint: str, now: datetime
 ) -> int | None:
+    owner_pid, owner_started_at = this_session()
     with hot_cursor() as cursor:
         cursor.execute(
             _INSERT_CLAIM_SQL,
@@ -220,6 +235,8 @@ def _insert_claim(
                 now,
                 now,
                 now + RETENTION,
+                owner_pid,
+                owner_started_at,
             ],
         )
         row = cursor.fetchone()
@@ -258,15 +275,6 @@ def _take_over(record: IdempotentRequest, *, fingerprint: str, now: datetime) ->
     )
 
 
-class _SessionPid(Func):
-    template = _OWNER_PID
-    output_field = IntegerField()
-
-
-class _SessionStartedAt(Func):
-    template = _OWNER_STARTED_AT
-    output_field = DateTimeField()
-
-
 def _this_session_as_owner() -> dict:
-    return {"owner_pid": _SessionPid(), "owner_started_at": _SessionStartedAt()}
+    owner_pid, owner_started_at = this_session()
+    return {"owner_pid": owner_pid, "owner_started_at": owner_started_at}
