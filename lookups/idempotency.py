@@ -86,8 +86,9 @@ class Claim:
     locked_at: datetime
     key: str  # the Idempotency-Key it holds
 
-    def complete(self, *, body: bytes, request_id: str, now: datetime) -> None:
-        """Stores the answer; call it in the transaction that charges."""
+    def complete(self, *, body: bytes, request_id: str) -> None:
+        """Stores the answer; call it in the transaction that charges. It is kept until the
+        claim's `expires_at` (24 hours from the claim)."""
         with hot_cursor() as cursor:
             cursor.execute(
                 _COMPLETE_SQL,
@@ -95,7 +96,6 @@ class Claim:
                     IdempotentRequest.State.COMPLETED,
                     body.decode(),
                     request_id,
-                    now + RETENTION,
                     self.record_id,
                     IdempotentRequest.State.PROCESSING,
                     self.locked_at,
@@ -200,7 +200,7 @@ _OWNER_GONE_SQL = """
 """
 _COMPLETE_SQL = f"""
     UPDATE {_TABLE}
-    SET state = %s, response_status = 200, response_body = %s, request_id = %s, expires_at = %s
+    SET state = %s, response_status = 200, response_body = %s, request_id = %s
     WHERE id = %s AND state = %s AND locked_at = %s
 """  # noqa: S608  (the table name is ours; values are parameters)
 

@@ -1,5 +1,6 @@
 """Intelligence data. None of these tables records which numbers callers looked up."""
 
+from django.contrib.postgres.indexes import BrinIndex
 from django.db import models
 from django.utils import timezone
 
@@ -98,12 +99,16 @@ class IdempotentRequest(models.Model):
         PROCESSING = "processing", "Processing"
         COMPLETED = "completed", "Completed"
 
-    api_key = models.ForeignKey("accounts.ApiKey", on_delete=models.CASCADE, related_name="+")
+    # No index of its own: the unique constraint's index begins with the key, and every
+    # claim writes each index of the table.
+    api_key = models.ForeignKey(
+        "accounts.ApiKey", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     key = models.CharField(max_length=128)
     fingerprint = models.CharField(max_length=64, help_text="SHA-256 of method, path and body.")
     state = models.CharField(max_length=12, choices=State.choices, default=State.PROCESSING)
     locked_at = models.DateTimeField(help_text="When the running request claimed the key.")
-    # The PostgreSQL session of the request that holds the claim (none on SQLite): once it
+    # The PostgreSQL session of the request that holds the claim: once it
     # has ended, that request can no longer store an answer or a charge, so a retry takes
     # the claim over at once instead of after the lock timeout (`lookups.idempotency`).
     owner_pid = models.IntegerField(null=True, blank=True)
@@ -112,12 +117,15 @@ class IdempotentRequest(models.Model):
     response_status = models.PositiveSmallIntegerField(null=True, blank=True)
     response_body = models.TextField(blank=True, help_text="The answer as sent, byte for byte.")
     created_at = models.DateTimeField(default=timezone.now)
-    expires_at = models.DateTimeField(db_index=True)
+    # Set when the key is claimed; storing the answer leaves it, so that write updates no
+    # index. The purge reads it by range: BRIN, as claims arrive in time order.
+    expires_at = models.DateTimeField()
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["api_key", "key"], name="one_use_per_idempotency_key")
         ]
+        indexes = [BrinIndex(fields=["expires_at"], name="idempotency_expires_at")]
 
     def __str__(self):
         return f"{self.key} ({self.state})"

@@ -148,7 +148,7 @@ def _charged_answer(
             )
         )
         if claim is not None:
-            claim.complete(body=body, request_id=request_id, now=now)
+            claim.complete(body=body, request_id=request_id)
     return ChargedAnswer(body=body, product=product, units=len(phones))
 
 

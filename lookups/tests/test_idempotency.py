@@ -177,13 +177,13 @@ def test_an_owner_whose_claim_was_taken_over_stores_nothing_and_is_not_charged(k
 
     with pytest.raises(ApiError) as refused, transaction.atomic():
         charge_units(api_key=key[0], units=1, now=later, product="phone-risk")
-        slow.complete(body=b'{"from":"slow"}', request_id="req_slow", now=later)
+        slow.complete(body=b'{"from":"slow"}', request_id="req_slow")
     assert refused.value.code == ErrorCode.IDEMPOTENCY_IN_PROGRESS
     assert units_used(key[0]) == 0
 
     with transaction.atomic():
         charge_units(api_key=key[0], units=1, now=later, product="phone-risk")
-        taker.complete(body=b'{"from":"taker"}', request_id="req_taker", now=later)
+        taker.complete(body=b'{"from":"taker"}', request_id="req_taker")
     record = IdempotentRequest.objects.get(key="slow-owner-1")
     assert (record.state, record.response_body, record.request_id) == (
         "completed",
