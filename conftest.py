@@ -82,13 +82,20 @@ def dump_database():
 
 @pytest.fixture
 def other_session(db):
-    """Another PostgreSQL session, like the one a request in another worker holds: its
-    `pid` and `started_at` as PostgreSQL reports them; `end()` closes it."""
-    conn = psycopg.connect(_test_database_url(), autocommit=True)
-    pid, started_at = conn.execute(
-        "SELECT pid, backend_start FROM pg_stat_get_activity(pg_backend_pid())"
-    ).fetchone()
-    session = SimpleNamespace(pid=pid, started_at=started_at, end=conn.close)
+    """Another PostgreSQL session, like the one a request in another worker holds.
+    `hold_idempotency_key(api_key_id, key)` takes that key's lock in an open transaction, as a
+    request running with it does (`lookups.idempotency`); `end()` closes the session, as a
+    killed worker's connection closes."""
+    from lookups.idempotency import lock_id
+
+    conn = psycopg.connect(_test_database_url())
+
+    def hold_idempotency_key(api_key_id: int, key: str) -> None:
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", [lock_id(api_key_id, key)])
+
+    session = SimpleNamespace(
+        pid=conn.info.backend_pid, end=conn.close, hold_idempotency_key=hold_idempotency_key
+    )
     yield session
     conn.close()
 

@@ -5,6 +5,7 @@ Idempotency-Key, then hands the body to one service function (`lookups.services`
 owns the order of the work and its round trips.
 """
 
+from django.db import transaction
 from django.urls import path
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
@@ -76,17 +77,17 @@ BULK_DESCRIPTION = (
 
 
 def idempotently(request, key: str, answer):
-    """Runs `answer(claim)` once per key; replays or refuses the rest."""
-    outcome = claim_or_replay(
-        api_key=request.auth, key=key, fingerprint=request_fingerprint(request), now=timezone.now()
-    )
-    if not isinstance(outcome, Claim):
-        return outcome
-    try:
+    """Runs `answer(claim)` once per key, in the transaction that claims the key, charges and
+    stores the answer (`lookups.idempotency`); replays or refuses the rest. An error rolls
+    it all back: nothing is charged or stored, and the key can be used again."""
+    fingerprint = request_fingerprint(request)
+    with transaction.atomic(durable=True):
+        outcome = claim_or_replay(
+            api_key=request.auth, key=key, fingerprint=fingerprint, now=timezone.now()
+        )
+        if not isinstance(outcome, Claim):
+            return outcome
         return answer(outcome)
-    except BaseException:
-        outcome.release()  # an error stores nothing: the key stays free
-        raise
 
 
 def lookup_schema(product: LookupProduct):

@@ -1,22 +1,18 @@
 """Idempotency-Key: a retried request is answered once and charged once.
 
-A request with a key claims (API key, Idempotency-Key) by inserting a row; the
-unique constraint makes exactly one of any racing requests the owner. The owner
-stores its 200 answer in the same transaction as the charge. Later requests with
-the same key and the same fingerprint get that answer back unchanged; with a
-different fingerprint, 409. An owner that fails deletes its claim, so the key
-can be used again.
+A request with a key runs in one transaction (`lookups.api.idempotently`), which
+1. takes a transaction-level advisory lock named by (API key, Idempotency-Key), and reads
+   the key's stored answer in the same statement (`claim_or_replay`). A stored answer is
+   replayed to the same request (same fingerprint) and refused to another (409). A lock
+   another transaction holds is a request with that key still running: 409 in progress.
+2. charges, answers, and stores its 200 answer (`Claim.complete`) before it commits.
 
-An owner that could not delete its claim (its connection was cut mid-call, its
-worker was killed) holds it until the lock timeout, unless the claim shows it is
-gone. The claim records the owner's session (backend pid and start
-time); while that session lives, a retry is told the call is in progress, and once
-it has ended the retry takes the claim over at once: a session that has ended can
-neither commit a charge nor store an answer, so the retry's answer is the only one.
-That check costs a retry a round trip, and only when it finds a claim in progress.
-Whatever the check says, money stays exact: the answer is stored by a
-compare-and-swap on the claim's lock time in the charge's own transaction, so of an
-owner and a taker only one can commit (`Claim.complete`).
+So nothing is stored for a request that has not finished. An error, a killed worker or a
+cut connection rolls the transaction back: no charge, no record, and the lock goes with
+it, so a retry runs at once. The unique constraint on (API key, Idempotency-Key) is the
+backstop for the moment a request commits: a retry that got the lock just as its twin
+committed, too late to see the twin's answer, cannot store a second one. Its own charge
+then rolls back, and it answers 409 in progress; its next retry is replayed.
 """
 
 import hashlib
@@ -24,8 +20,8 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
-from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.http import HttpResponse
 from django.utils import timezone
 
@@ -36,7 +32,6 @@ from phoneintel.errors import ApiError, ErrorCode
 
 HEADER = "Idempotency-Key"
 META_KEY = "HTTP_IDEMPOTENCY_KEY"
-LOCK_TIMEOUT = timedelta(seconds=60)
 RETENTION = timedelta(hours=24)
 _VALID_KEY = re.compile(r"[\x21-\x7e]{8,128}")
 IN_PROGRESS_RETRY_AFTER = 1
@@ -65,96 +60,96 @@ def idempotency_key(request, *, required: bool) -> str | None:
 
 
 def request_fingerprint(request) -> str:
-    """Method, path and the body as canonical JSON: key order and spacing do not matter."""
-    body = request._request.body
-    try:
-        canonical = json.dumps(
-            json.loads(body), sort_keys=True, separators=(",", ":"), ensure_ascii=False
-        ).encode()
-    except (ValueError, RecursionError):  # not JSON, or nested too deep to parse
-        canonical = body
+    """Method, path and the body as canonical JSON: key order and spacing do not matter. The
+    body as DRF parsed it, which the view reads next: a body that is not JSON is refused
+    here as it would be there, before the key is claimed."""
+    canonical = json.dumps(request.data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     digest = hashlib.sha256(f"{request.method} {request.path}\n".encode())
-    digest.update(canonical)
+    digest.update(canonical.encode("utf-8", "surrogatepass"))  # "\ud800" is valid JSON
     return digest.hexdigest()
+
+
+def lock_id(api_key_id: int, key: str) -> int:
+    """The advisory lock of one Idempotency-Key of one API key: 64 bits of a SHA-256, so two
+    keys share a lock (and one is told the other is running) about never."""
+    digest = hashlib.sha256(f"idempotency {api_key_id} {key}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
 
 
 @dataclass(frozen=True)
 class Claim:
-    """This request owns the key until it completes or releases it."""
+    """This request holds the key's lock until its transaction ends."""
 
-    record_id: int
-    locked_at: datetime
+    api_key_id: int
     key: str  # the Idempotency-Key it holds
+    fingerprint: str
+    now: datetime
 
     def complete(self, *, body: bytes, request_id: str) -> None:
-        """Stores the answer; call it in the transaction that charges. It is kept until the
-        claim's `expires_at` (24 hours from the claim)."""
+        """Stores the answer, in the transaction that claimed the key and charged. It is kept
+        for RETENTION; a record past it (not yet purged) gives way."""
         with hot_cursor() as cursor:
             cursor.execute(
-                _COMPLETE_SQL,
-                [
-                    IdempotentRequest.State.COMPLETED,
-                    body.decode(),
-                    request_id,
-                    self.record_id,
-                    IdempotentRequest.State.PROCESSING,
-                    self.locked_at,
-                ],
+                _STORE_SQL,
+                {
+                    "api_key": self.api_key_id,
+                    "key": self.key,
+                    "fingerprint": self.fingerprint,
+                    "request_id": request_id,
+                    "body": body.decode(),
+                    "now": self.now,
+                    "expires_at": self.now + RETENTION,
+                },
             )
             stored = cursor.rowcount
         if not stored:
-            # Our lock timed out and another request took the key over; it will answer.
+            # A twin committed its answer as we took the lock: it stands, and this request's
+            # charge rolls back with the error.
             raise in_progress()
 
-    def release(self) -> None:
-        IdempotentRequest.objects.filter(
-            pk=self.record_id, state=IdempotentRequest.State.PROCESSING, locked_at=self.locked_at
-        ).delete()
+
+class _Stored(NamedTuple):
+    """The claim statement's row: whether the lock was free, and the stored answer if any."""
+
+    free: bool
+    fingerprint: str | None
+    response_status: int | None
+    response_body: str | None
+    request_id: str | None
 
 
 def claim_or_replay(
     *, api_key: AuthenticatedKey, key: str, fingerprint: str, now: datetime
 ) -> Claim | HttpResponse:
-    """The claim if this request may run; the stored answer if it already ran; else 409."""
-    for _attempt in range(3):
-        record_id = _insert_claim(api_key=api_key, key=key, fingerprint=fingerprint, now=now)
-        if record_id is not None:
-            return Claim(record_id=record_id, locked_at=now, key=key)
-        record = IdempotentRequest.objects.filter(api_key_id=api_key.pk, key=key).first()
-        if record is None:
-            continue  # released between our insert and our read: try again
-        if record.expires_at <= now:
-            if _take_over(record, fingerprint=fingerprint, now=now):
-                return Claim(record_id=record.pk, locked_at=now, key=key)
-            continue
-        if record.fingerprint != fingerprint:
+    """The claim if this request may run; the stored answer if it already ran; else 409.
+    Call it in the transaction that will charge: the lock lasts as long as it."""
+    with hot_cursor(_Stored) as cursor:
+        cursor.execute(
+            _CLAIM_SQL,
+            {"lock": lock_id(api_key.pk, key), "api_key": api_key.pk, "key": key, "now": now},
+        )
+        stored = cursor.fetchone()
+    if stored.fingerprint is not None:
+        if stored.fingerprint != fingerprint:
             raise conflict()
-        if record.state == IdempotentRequest.State.COMPLETED:
-            return replay(record)
-        if record.locked_at > now - LOCK_TIMEOUT and not _owner_gone(record):
-            raise in_progress()
-        if _take_over(record, fingerprint=fingerprint, now=now):
-            return Claim(record_id=record.pk, locked_at=now, key=key)
-    raise in_progress()
+        return replay(stored)
+    if not stored.free:
+        raise in_progress()
+    return Claim(api_key_id=api_key.pk, key=key, fingerprint=fingerprint, now=now)
 
 
-def replay(record: IdempotentRequest) -> HttpResponse:
+def replay(stored: _Stored) -> HttpResponse:
     response = HttpResponse(
-        record.response_body, status=record.response_status, content_type="application/json"
+        stored.response_body, status=stored.response_status, content_type="application/json"
     )
     response["Idempotent-Replayed"] = "true"
-    response["X-Request-Id"] = record.request_id
+    response["X-Request-Id"] = stored.request_id
     return response
 
 
 def purge_expired(*, now: datetime | None = None) -> int:
-    """Deletes records past their retention; a running claim is kept until its lock is stale."""
-    now = now or timezone.now()
-    deleted, _ = (
-        IdempotentRequest.objects.filter(expires_at__lte=now)
-        .exclude(state=IdempotentRequest.State.PROCESSING, locked_at__gt=now - LOCK_TIMEOUT)
-        .delete()
-    )
+    """Deletes records past their retention."""
+    deleted, _ = IdempotentRequest.objects.filter(expires_at__lte=now or timezone.now()).delete()
     return deleted
 
 
@@ -174,107 +169,27 @@ def in_progress() -> ApiError:
 
 
 _TABLE = IdempotentRequest._meta.db_table
-_INSERT_CLAIM_SQL = f"""
-    INSERT INTO {_TABLE}
-        (api_key_id, key, fingerprint, state, locked_at, request_id, response_body,
-         created_at, expires_at, owner_pid, owner_started_at)
-    VALUES (%s, %s, %s, %s, %s, '', '', %s, %s, %s, %s)
-    ON CONFLICT (api_key_id, key) DO NOTHING
-    RETURNING id
+# The record is read as the statement's snapshot shows it. A twin that commits while this
+# statement runs frees its lock before its answer can be seen here: the store's unique
+# constraint then stops this request (`Claim.complete`).
+_CLAIM_SQL = f"""
+    SELECT pg_try_advisory_xact_lock(%(lock)s) AS free,
+           stored.fingerprint, stored.response_status, stored.response_body, stored.request_id
+    FROM (SELECT 1) AS one
+    LEFT JOIN {_TABLE} AS stored
+        ON stored.api_key_id = %(api_key)s AND stored.key = %(key)s
+        AND stored.expires_at > %(now)s
 """  # noqa: S608  (the table name is ours; values are parameters)
-_THIS_SESSION_SQL = (
-    "SELECT pg_backend_pid(), backend_start FROM pg_stat_get_activity(pg_backend_pid())"
-)
-# The owner's session has ended when no backend has its pid and start time (a backend of
-# another role may hide its start time: that one counts as the owner, still running).
-# PostgreSQL reads the sessions once per transaction: a request runs this in autocommit,
-# so it sees them as they are (inside an older transaction, an ended session could still
-# look alive, and the claim would wait for its lock timeout as before).
-# It has also ended when its pid is this session's own: a session runs one request at a
-# time, and this one is running the retry.
-_OWNER_GONE_SQL = """
-    SELECT %(pid)s = pg_backend_pid() OR NOT EXISTS (
-        SELECT 1 FROM pg_stat_get_activity(%(pid)s)
-        WHERE backend_start = %(started_at)s OR backend_start IS NULL
-    )
-"""
-_COMPLETE_SQL = f"""
-    UPDATE {_TABLE}
-    SET state = %s, response_status = 200, response_body = %s, request_id = %s
-    WHERE id = %s AND state = %s AND locked_at = %s
+_STORE_SQL = f"""
+    INSERT INTO {_TABLE} AS stored
+        (api_key_id, key, fingerprint, request_id, response_status, response_body,
+         created_at, expires_at)
+    VALUES (%(api_key)s, %(key)s, %(fingerprint)s, %(request_id)s, 200, %(body)s,
+            %(now)s, %(expires_at)s)
+    ON CONFLICT (api_key_id, key) DO UPDATE
+        SET fingerprint = EXCLUDED.fingerprint, request_id = EXCLUDED.request_id,
+            response_status = EXCLUDED.response_status,
+            response_body = EXCLUDED.response_body,
+            created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+        WHERE stored.expires_at <= EXCLUDED.created_at
 """  # noqa: S608  (the table name is ours; values are parameters)
-
-
-def this_session() -> tuple[int, datetime]:
-    """The PostgreSQL session of this thread's connection, as a claim names its owner: its
-    backend pid and start time. Read once per connection: PostgreSQL builds its whole list
-    of sessions to answer, which cost a claim more than the rest of its INSERT."""
-    connection = connections[DEFAULT_DB_ALIAS]
-    connection.ensure_connection()
-    known = getattr(connection, "_this_session", None)
-    if known is None or known[0] is not connection.connection:
-        with connection.cursor() as cursor:
-            cursor.execute(_THIS_SESSION_SQL)
-            pid, started_at = cursor.fetchone()
-        known = connection._this_session = (connection.connection, pid, started_at)
-    return known[1], known[2]
-
-
-def _insert_claim(
-    *, api_key: AuthenticatedKey, key: str, fingerprint: str, now: datetime
-) -> int | None:
-    owner_pid, owner_started_at = this_session()
-    with hot_cursor() as cursor:
-        cursor.execute(
-            _INSERT_CLAIM_SQL,
-            [
-                api_key.pk,
-                key,
-                fingerprint,
-                IdempotentRequest.State.PROCESSING,
-                now,
-                now,
-                now + RETENTION,
-                owner_pid,
-                owner_started_at,
-            ],
-        )
-        row = cursor.fetchone()
-    return row[0] if row else None
-
-
-def _owner_gone(record: IdempotentRequest) -> bool:
-    """Whether the session that claimed `record` has ended; False when the claim does not
-    say which session it was."""
-    if record.owner_pid is None:
-        return False
-    # Django's own cursor: a retry that meets a running claim is rare, not the hot path.
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _OWNER_GONE_SQL, {"pid": record.owner_pid, "started_at": record.owner_started_at}
-        )
-        return cursor.fetchone()[0]
-
-
-def _take_over(record: IdempotentRequest, *, fingerprint: str, now: datetime) -> bool:
-    """Compare-and-swap on the lock time: of several takers, exactly one wins."""
-    return bool(
-        IdempotentRequest.objects.filter(
-            pk=record.pk, state=record.state, locked_at=record.locked_at
-        ).update(
-            fingerprint=fingerprint,
-            state=IdempotentRequest.State.PROCESSING,
-            locked_at=now,
-            request_id="",
-            response_status=None,
-            response_body="",
-            created_at=now,
-            expires_at=now + RETENTION,
-            **_this_session_as_owner(),
-        )
-    )
-
-
-def _this_session_as_owner() -> dict:
-    owner_pid, owner_started_at = this_session()
-    return {"owner_pid": owner_pid, "owner_started_at": owner_started_at}

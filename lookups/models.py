@@ -89,36 +89,23 @@ class CarrierOverride(models.Model):
 
 
 class IdempotentRequest(models.Model):
-    """One use of an Idempotency-Key under one API key: claimed while running, then the answer.
+    """The 200 answer to one use of an Idempotency-Key under one API key (`lookups.idempotency`).
 
-    The unique constraint decides which of two racing requests runs; the other
-    sees this row. Only completed 200 answers are kept; an error deletes the row.
+    Stored in the transaction that charged for it, so a record exists only for a request
+    that finished and was charged; the unique constraint keeps it the only one.
     """
 
-    class State(models.TextChoices):
-        PROCESSING = "processing", "Processing"
-        COMPLETED = "completed", "Completed"
-
-    # No index of its own: the unique constraint's index begins with the key, and every
-    # claim writes each index of the table.
+    # No index of its own: the unique constraint's index begins with the key.
     api_key = models.ForeignKey(
         "accounts.ApiKey", on_delete=models.CASCADE, related_name="+", db_index=False
     )
     key = models.CharField(max_length=128)
     fingerprint = models.CharField(max_length=64, help_text="SHA-256 of method, path and body.")
-    state = models.CharField(max_length=12, choices=State.choices, default=State.PROCESSING)
-    locked_at = models.DateTimeField(help_text="When the running request claimed the key.")
-    # The PostgreSQL session of the request that holds the claim: once it
-    # has ended, that request can no longer store an answer or a charge, so a retry takes
-    # the claim over at once instead of after the lock timeout (`lookups.idempotency`).
-    owner_pid = models.IntegerField(null=True, blank=True)
-    owner_started_at = models.DateTimeField(null=True, blank=True)
     request_id = models.CharField(max_length=40, blank=True)
     response_status = models.PositiveSmallIntegerField(null=True, blank=True)
     response_body = models.TextField(blank=True, help_text="The answer as sent, byte for byte.")
     created_at = models.DateTimeField(default=timezone.now)
-    # Set when the key is claimed; storing the answer leaves it, so that write updates no
-    # index. The purge reads it by range: BRIN, as claims arrive in time order.
+    # The purge reads it by range: BRIN, as records arrive in time order.
     expires_at = models.DateTimeField()
 
     class Meta:
@@ -128,7 +115,7 @@ class IdempotentRequest(models.Model):
         indexes = [BrinIndex(fields=["expires_at"], name="idempotency_expires_at")]
 
     def __str__(self):
-        return f"{self.key} ({self.state})"
+        return self.key
 
 
 class BrowserCheckCount(models.Model):

@@ -13,22 +13,19 @@ simple Query; BEGIN and COMMIT count):
 | `GET /v1/data/account`                   | 1 and 1 | 1          | 1     |
 
 PostgreSQL: the key's read; then, with an `Idempotency-Key` (a bulk call always has one),
-the claim and BEGIN; the charge with the product's read; then the stored answer and COMMIT.
+BEGIN and the claim; the charge with the product's read; then the stored answer and COMMIT.
 
 The charge and the product's read are one statement (`accounts.services.units.charge_units`):
 in autocommit it is its own transaction, so the charge and the rows it paid for cannot
-part. With an `Idempotency-Key` the request claims the key first and stores its answer in
-the charge's transaction (`lookups.idempotency`). Once a minute per key an UPDATE of
+part. With an `Idempotency-Key` the claim, the charge and the stored answer are one
+transaction (`lookups.idempotency`). Once a minute per key an UPDATE of
 `last_used_at` runs after the response; a quota alert (a few times a month per key) queues
 its email on commit, its only other Redis command.
 """
 
 from collections.abc import Callable
-from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
-
-from django.db import transaction
 
 from accounts.selectors import AuthenticatedKey
 from accounts.services.units import QuotaExceeded, charge_units
@@ -113,7 +110,9 @@ def _charged_answer(
     request_id: str,
     now: datetime,
 ) -> ChargedAnswer:
-    """Reads, charges and renders the answer; with a claim, stores it in the same transaction.
+    """Reads, charges and renders the answer; with a claim, stores it. A claim is held in
+    its own transaction (`lookups.api.idempotently`), which the charge and the store join;
+    without one, the charge is a statement of its own.
 
     Every possible number costs a unit, valid or not (an unallocated range is a charged
     not-found result); only the valid ones are read. A test key's answers come from the
@@ -125,30 +124,29 @@ def _charged_answer(
         read = None
     else:
         read = product_read(product, phones, now)
-    with transaction.atomic() if claim else nullcontext():
-        if claim is None:
-            drop_if_closed_while_idle()  # the statement writes: it cannot be sent twice
-        try:
-            charged = charge_units(
-                api_key=api_key, units=len(phones), now=now, product=product.value, read=read
-            )
-        except QuotaExceeded as exceeded:
-            raise exceeded.as_api_error(now) from None
-        if api_key.is_test:
-            data = shape(sandbox.results(product.value, phones))
-        else:
-            data = shape(results(product, phones, read, charged.rows))
-        body = render_json(
-            success_body(
-                request_id,
-                data,
-                units_charged=len(phones),
-                usage=charged.usage.as_meta(),
-                mode=api_key.mode,
-            )
+    if claim is None:
+        drop_if_closed_while_idle()  # the statement writes: it cannot be sent twice
+    try:
+        charged = charge_units(
+            api_key=api_key, units=len(phones), now=now, product=product.value, read=read
         )
-        if claim is not None:
-            claim.complete(body=body, request_id=request_id)
+    except QuotaExceeded as exceeded:
+        raise exceeded.as_api_error(now) from None
+    if api_key.is_test:
+        data = shape(sandbox.results(product.value, phones))
+    else:
+        data = shape(results(product, phones, read, charged.rows))
+    body = render_json(
+        success_body(
+            request_id,
+            data,
+            units_charged=len(phones),
+            usage=charged.usage.as_meta(),
+            mode=api_key.mode,
+        )
+    )
+    if claim is not None:
+        claim.complete(body=body, request_id=request_id)
     return ChargedAnswer(body=body, product=product, units=len(phones))
 
 

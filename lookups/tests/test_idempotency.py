@@ -1,6 +1,5 @@
 """Idempotency-Key: a retried request is answered once and charged once."""
 
-import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
@@ -8,18 +7,15 @@ from datetime import timedelta
 import httpx
 import pytest
 from django.db import connection, transaction
-from django.test import RequestFactory
 from django.utils import timezone
-from rest_framework.request import Request
 
 from accounts.models import MonthlyUsage
 from accounts.services import charge_units
 from lookups.idempotency import (
-    LOCK_TIMEOUT,
+    RETENTION,
     Claim,
     claim_or_replay,
     purge_expired,
-    request_fingerprint,
 )
 from lookups.models import IdempotentRequest
 from phoneintel.errors import ApiError, ErrorCode
@@ -75,41 +71,37 @@ def test_same_key_with_another_request_is_409_conflict(client, key, units_used):
     assert units_used(key[0]) == 1
 
 
-def test_same_key_while_the_first_still_runs_is_409_in_progress(client, key, units_used):
-    _claimed_lookup(client, key, "running-01")
+def test_same_key_while_the_first_still_runs_is_409_in_progress(
+    client, key, units_used, other_session
+):
+    other_session.hold_idempotency_key(key[0].pk, "running-01")
     response = post(client, key[1], "phone-lookups", PHONE, "running-01")
     assert response.status_code == 409
     assert response.json()["error"]["code"] == "idempotency_in_progress"
     assert response["Retry-After"] == "1"
     assert units_used(key[0]) == 0
+    assert not IdempotentRequest.objects.exists()
 
 
-def test_a_claim_whose_worker_died_is_taken_over_after_the_lock_timeout(client, key, units_used):
-    _claimed_lookup(client, key, "orphan-001", locked_at=timezone.now() - timedelta(seconds=61))
-    response = post(client, key[1], "phone-lookups", PHONE, "orphan-001")
+def test_the_lock_is_the_keys_own(client, key, units_used, other_session):
+    """A running request holds its own Idempotency-Key, not its API key's others."""
+    other_session.hold_idempotency_key(key[0].pk, "running-02")
+    response = post(client, key[1], "phone-lookups", PHONE, "running-03")
     assert response.status_code == 200
     assert units_used(key[0]) == 1
-    assert IdempotentRequest.objects.get(key="orphan-001").state == "completed"
 
 
-# As a request runs: PostgreSQL reads sessions once per transaction.
+# The retry must see the other session end: a committed world, as two workers share.
 @pytest.mark.django_db(transaction=True)
-def test_a_claim_is_in_progress_while_its_owners_session_lives_and_taken_over_once_it_ends(
+def test_a_request_whose_worker_died_leaves_nothing_and_its_retry_runs_at_once(
     client, key, units_used, other_session
 ):
-    """A claim left behind by a request whose connection died: the retry waits only as long
-    as the owner's PostgreSQL session still exists, not for the 60 s lock timeout."""
-    _claimed_lookup(
-        client,
-        key,
-        "cut-owner-1",
-        owner_pid=other_session.pid,
-        owner_started_at=other_session.started_at,
-    )
+    """A killed worker's connection closes: its transaction, its charge and its lock end with
+    it, so the retry is neither charged twice nor told to wait."""
+    other_session.hold_idempotency_key(key[0].pk, "cut-owner-1")
     running = post(client, key[1], "phone-lookups", PHONE, "cut-owner-1")
     assert running.status_code == 409
     assert running.json()["error"]["code"] == "idempotency_in_progress"
-    assert units_used(key[0]) == 0
 
     other_session.end()
     _wait_until_ended(other_session.pid)
@@ -118,41 +110,11 @@ def test_a_claim_is_in_progress_while_its_owners_session_lives_and_taken_over_on
     assert "Idempotent-Replayed" not in retried
     assert units_used(key[0]) == 1
     record = IdempotentRequest.objects.get(key="cut-owner-1")
-    assert record.state == "completed"
     assert record.response_body.encode() == retried.content
     replayed = post(client, key[1], "phone-lookups", PHONE, "cut-owner-1")
     assert replayed["Idempotent-Replayed"] == "true"
+    assert replayed.content == retried.content
     assert units_used(key[0]) == 1
-
-
-# As a request runs: PostgreSQL reads sessions once per transaction.
-@pytest.mark.django_db(transaction=True)
-def test_a_session_that_reuses_the_owners_pid_is_not_the_owner(
-    client, key, units_used, other_session
-):
-    """A pid says which session only with its start time: a later session may get the
-    same pid, and the claim's owner is still the one that started when the claim says."""
-    _claimed_lookup(
-        client,
-        key,
-        "reused-pid",
-        owner_pid=other_session.pid,
-        owner_started_at=other_session.started_at - timedelta(minutes=5),  # an earlier one's
-    )
-    taken_over = post(client, key[1], "phone-lookups", PHONE, "reused-pid")
-    assert taken_over.status_code == 200
-    assert units_used(key[0]) == 1
-
-
-def test_a_claim_records_the_session_that_holds_it(key):
-    claim = claim_or_replay(
-        api_key=key[0], key="whose-claim", fingerprint="f" * 64, now=timezone.now()
-    )
-    assert isinstance(claim, Claim)
-    record = IdempotentRequest.objects.get(pk=claim.record_id)
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pid, backend_start FROM pg_stat_get_activity(pg_backend_pid())")
-        assert (record.owner_pid, record.owner_started_at) == cursor.fetchone()
 
 
 def _wait_until_ended(pid: int) -> None:
@@ -166,31 +128,43 @@ def _wait_until_ended(pid: int) -> None:
             time.sleep(0.02)
 
 
-def test_an_owner_whose_claim_was_taken_over_stores_nothing_and_is_not_charged(key, units_used):
-    """A request that outlived its lock answers 409 in progress; the taker's answer stands."""
+def test_a_request_whose_twin_committed_first_stores_nothing_and_is_not_charged(key, units_used):
+    """The backstop: a request that took the lock just as its twin committed (too late to
+    read the twin's answer) cannot store a second answer, and its charge rolls back."""
+    now = timezone.now()
     fingerprint = "f" * 64
-    start = timezone.now()
-    slow = claim_or_replay(api_key=key[0], key="slow-owner-1", fingerprint=fingerprint, now=start)
-    later = start + LOCK_TIMEOUT + timedelta(seconds=1)
-    taker = claim_or_replay(api_key=key[0], key="slow-owner-1", fingerprint=fingerprint, now=later)
-    assert isinstance(slow, Claim) and isinstance(taker, Claim)
-
     with pytest.raises(ApiError) as refused, transaction.atomic():
-        charge_units(api_key=key[0], units=1, now=later, product="phone-risk")
-        slow.complete(body=b'{"from":"slow"}', request_id="req_slow")
+        late = claim_or_replay(api_key=key[0], key="twin-0001", fingerprint=fingerprint, now=now)
+        assert isinstance(late, Claim)
+        IdempotentRequest.objects.create(  # the twin's answer, committed meanwhile
+            api_key=key[0],
+            key="twin-0001",
+            fingerprint=fingerprint,
+            request_id="req_twin",
+            response_status=200,
+            response_body='{"from":"twin"}',
+            expires_at=now + RETENTION,
+        )
+        charge_units(api_key=key[0], units=1, now=now, product="phone-risk")
+        late.complete(body=b'{"from":"late"}', request_id="req_late")
     assert refused.value.code == ErrorCode.IDEMPOTENCY_IN_PROGRESS
     assert units_used(key[0]) == 0
+    assert not IdempotentRequest.objects.exists()  # the twin's row was this test's, rolled back
 
-    with transaction.atomic():
-        charge_units(api_key=key[0], units=1, now=later, product="phone-risk")
-        taker.complete(body=b'{"from":"taker"}', request_id="req_taker")
-    record = IdempotentRequest.objects.get(key="slow-owner-1")
-    assert (record.state, record.response_body, record.request_id) == (
-        "completed",
-        '{"from":"taker"}',
-        "req_taker",
+
+def test_an_expired_answer_gives_way_to_a_new_request(client, key, units_used):
+    """Past its retention (not yet purged), a stored answer is neither replayed nor in the way."""
+    first = post(client, key[1], "phone-lookups", PHONE, "expiring-1")
+    IdempotentRequest.objects.filter(key="expiring-1").update(
+        expires_at=timezone.now() - timedelta(seconds=1)
     )
-    assert units_used(key[0]) == 1
+    again = post(client, key[1], "phone-lookups", PHONE, "expiring-1")
+    assert again.status_code == 200 and "Idempotent-Replayed" not in again
+    assert again.json()["meta"]["requestId"] != first.json()["meta"]["requestId"]
+    assert units_used(key[0]) == 2
+    record = IdempotentRequest.objects.get(key="expiring-1")
+    assert record.response_body.encode() == again.content
+    assert record.expires_at > timezone.now() + RETENTION - timedelta(minutes=1)
 
 
 def test_an_errored_first_try_leaves_the_key_usable(client, key, units_used):
@@ -200,6 +174,16 @@ def test_an_errored_first_try_leaves_the_key_usable(client, key, units_used):
     good = post(client, key[1], "phone-lookups", PHONE, "fix-and-retry")
     assert good.status_code == 200 and "Idempotent-Replayed" not in good
     assert units_used(key[0]) == 1
+
+
+def test_a_body_no_encoding_can_write_is_fingerprinted_not_a_500(client, key, units_used):
+    """JSON may escape a lone surrogate, which no UTF-8 text holds: the request is answered
+    as its body deserves (here, an invalid number), on an Idempotency-Key as without one."""
+    body = '{"phone": "\\ud800"}'
+    refused = post(client, key[1], "phone-lookups", body, "surrogate-1")
+    assert refused.status_code == 422
+    assert refused.json()["error"]["code"] == "invalid_phone"
+    assert units_used(key[0]) == 0
 
 
 def test_quota_refusal_stores_nothing(client, make_key, units_used):
@@ -239,23 +223,16 @@ def test_idempotency_key_lengths_8_and_128_are_accepted(client, key, value):
 
 def test_purge_removes_expired_records_and_nothing_else(key):
     now = timezone.now()
-
-    def record(name, *, state="completed", locked_ago=0, expires_in):
-        return IdempotentRequest.objects.create(
-            api_key=key[0],
-            key=name,
-            fingerprint="f" * 64,
-            state=state,
-            locked_at=now - timedelta(seconds=locked_ago),
-            expires_at=now + expires_in,
+    for name, expires_in in [
+        ("expired", timedelta(seconds=-1)),
+        ("expiring-now", timedelta(0)),
+        ("fresh", timedelta(hours=23)),
+    ]:
+        IdempotentRequest.objects.create(
+            api_key=key[0], key=name, fingerprint="f" * 64, expires_at=now + expires_in
         )
-
-    record("expired-completed", locked_ago=90_000, expires_in=timedelta(seconds=-1))
-    record("stale-claim", state="processing", locked_ago=90_000, expires_in=timedelta(seconds=-1))
-    record("fresh", expires_in=timedelta(hours=23))
-    record("running", state="processing", expires_in=timedelta(hours=24))
     assert purge_expired(now=now) == 2
-    assert set(IdempotentRequest.objects.values_list("key", flat=True)) == {"fresh", "running"}
+    assert set(IdempotentRequest.objects.values_list("key", flat=True)) == {"fresh"}
 
 
 def test_purge_command_reports_what_it_removed(key):
@@ -281,34 +258,8 @@ def test_purge_task_runs_through_celery(key):
 def _expired_record(api_key) -> IdempotentRequest:
     now = timezone.now()
     return IdempotentRequest.objects.create(
-        api_key=api_key,
-        key="old-record",
-        fingerprint="f" * 64,
-        state="completed",
-        locked_at=now - timedelta(days=2),
-        expires_at=now - timedelta(days=1),
+        api_key=api_key, key="old-record", fingerprint="f" * 64, expires_at=now - timedelta(days=1)
     )
-
-
-def _claimed_lookup(client, key, idempotency_key: str, *, locked_at=None, **owner) -> None:
-    """The claim a phone lookup of PHONE with `idempotency_key` left while it ran (claimed
-    at `locked_at`, now by default; `owner`: the session it recorded, if any)."""
-    locked_at = locked_at or timezone.now()
-    IdempotentRequest.objects.create(
-        api_key=key[0],
-        key=idempotency_key,
-        fingerprint=_fingerprint_of(client, key, "phone-lookups", PHONE),
-        locked_at=locked_at,
-        expires_at=locked_at + timedelta(hours=24),
-        **owner,
-    )
-
-
-def _fingerprint_of(client, key, path, body) -> str:
-    django_request = RequestFactory().post(
-        f"/v1/data/{path}", json.dumps(body), content_type="application/json"
-    )
-    return request_fingerprint(Request(django_request))
 
 
 @pytest.mark.live

@@ -9,7 +9,6 @@ import json
 import re
 import uuid
 from datetime import timedelta
-from types import SimpleNamespace
 
 import pytest
 from django.utils import timezone
@@ -17,8 +16,6 @@ from django.utils import timezone
 from accounts.models import ApiKey
 from accounts.services import api_key_create, api_key_revoke, api_key_set_active
 from catalog.models import Product
-from lookups.idempotency import claim_or_replay, request_fingerprint
-from lookups.models import IdempotentRequest
 from phoneintel.errors import API_ERROR_CODES, STATUS, ErrorCode
 
 pytestmark = pytest.mark.django_db
@@ -62,19 +59,10 @@ def answer(client, make_key, other_session):
         )
 
     def in_progress():
-        # The same request, claimed a moment ago by a twin still running in its own session.
-        key, body = str(uuid.uuid4()), json.dumps({"phone": "+14155550123"})
-        twin = SimpleNamespace(method="POST", path=LOOKUP, _request=SimpleNamespace(body=body))
-        claim = claim_or_replay(
-            api_key=ApiKey.objects.get(prefix=raw[:16]),
-            key=key,
-            fingerprint=request_fingerprint(twin),
-            now=timezone.now(),
-        )
-        IdempotentRequest.objects.filter(pk=claim.record_id).update(
-            owner_pid=other_session.pid, owner_started_at=other_session.started_at
-        )
-        return post(body, HTTP_IDEMPOTENCY_KEY=key)
+        # The same key, held a moment ago by a twin still running in its own session.
+        key = str(uuid.uuid4())
+        other_session.hold_idempotency_key(ApiKey.objects.get(prefix=raw[:16]).pk, key)
+        return post(json.dumps({"phone": "+14155550123"}), HTTP_IDEMPOTENCY_KEY=key)
 
     def conflict():
         key = str(uuid.uuid4())

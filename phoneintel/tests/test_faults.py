@@ -408,10 +408,9 @@ def test_a_cut_while_a_bulk_call_runs_charges_nothing(outage):
     outage.proxy.heal()
     outage.assert_ledger()
 
-    # Its claim on the Idempotency-Key could not be released while PostgreSQL was away.
-    # Its session has ended with the cut, so a retry takes the claim over at once (told
-    # to wait, with Retry-After, only while PostgreSQL has not yet seen the session end),
-    # not after the claim's 60 s lock timeout, and is charged once.
+    # Its transaction ended with its session: no charge, no stored answer, and its lock on
+    # the Idempotency-Key is gone, so a retry runs at once (told to wait, with Retry-After,
+    # only while PostgreSQL has not yet seen the session end) and is charged once.
     def retry():
         response = caller.bulk(key)
         if response.status_code == 409:

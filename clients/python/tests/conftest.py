@@ -63,9 +63,7 @@ def units_used(api_key) -> int:
 
 def stored_answers(api_key) -> int:
     """Idempotency records of completed calls: one per call the server ran and charged."""
-    return IdempotentRequest.objects.filter(
-        api_key=api_key, state=IdempotentRequest.State.COMPLETED
-    ).count()
+    return IdempotentRequest.objects.filter(api_key=api_key).count()
 
 
 def pause(slug: str, paused: bool = True) -> None:

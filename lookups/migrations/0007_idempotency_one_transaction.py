@@ -1,0 +1,23 @@
+"""Idempotency records are stored only with their answer, in the transaction that charged
+(`lookups.idempotency`): the claim's state, lock time and owner's session go. A claim still
+processing when this runs has no answer to keep: its request stored nothing, and a retry
+runs anew."""
+
+from django.db import migrations
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("lookups", "0006_idempotency_indexes"),
+    ]
+
+    operations = [
+        migrations.RunSQL(
+            "DELETE FROM lookups_idempotentrequest WHERE state <> 'completed'",
+            reverse_sql=migrations.RunSQL.noop,
+        ),
+        migrations.RemoveField(model_name="idempotentrequest", name="locked_at"),
+        migrations.RemoveField(model_name="idempotentrequest", name="owner_pid"),
+        migrations.RemoveField(model_name="idempotentrequest", name="owner_started_at"),
+        migrations.RemoveField(model_name="idempotentrequest", name="state"),
+    ]
