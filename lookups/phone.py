@@ -147,12 +147,30 @@ def parse_phone(raw: str, country: str | None = None) -> ParsedPhone:
         raise InvalidPhone(_MSG_CHARS)
     if not compact.startswith("+") and region is None:
         raise InvalidPhone(_MSG_NEEDS_COUNTRY)
-    number = _parse_international(compact) if compact.startswith("+") else None
-    if number is None:
-        try:
-            number = phonenumbers.parse(compact, region, keep_raw_input=True)
-        except phonenumbers.NumberParseException as exc:
-            raise InvalidPhone(_PARSE_ERRORS.get(exc.error_type, _MSG_UNPARSEABLE)) from None
+    fast = _parse_international(compact) if compact.startswith("+") else None
+    if fast is not None:
+        number, reason = fast
+    else:
+        number = _parse_national_or_other(compact, region)
+        reason = phonenumbers.is_possible_number_with_reason(number)
+    if reason != ValidationResult.IS_POSSIBLE:
+        raise InvalidPhone(_NOT_POSSIBLE.get(reason, _MSG_UNPARSEABLE))
+    own_region, kind = _region_and_type(number)
+    return ParsedPhone(
+        e164=phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164),
+        region=None if own_region in (None, "001", "ZZ") else own_region,
+        is_valid=kind != PhoneNumberType.UNKNOWN,
+        number_type=_TYPE_NAMES.get(kind, "unknown"),
+        number=number,
+    )
+
+
+def _parse_national_or_other(compact: str, region: str | None) -> phonenumbers.PhoneNumber:
+    """`phonenumbers.parse` for what the international fast path leaves to it."""
+    try:
+        number = phonenumbers.parse(compact, region, keep_raw_input=True)
+    except phonenumbers.NumberParseException as exc:
+        raise InvalidPhone(_PARSE_ERRORS.get(exc.error_type, _MSG_UNPARSEABLE)) from None
     # libphonenumber would read "0044…" (or "011 44…" for US) as international; only "+" may.
     if number.country_code_source == CountryCodeSource.FROM_NUMBER_WITH_IDD:
         raise InvalidPhone(_MSG_IDD)
@@ -166,17 +184,7 @@ def parse_phone(raw: str, country: str | None = None) -> ParsedPhone:
             number = phonenumbers.parse(e164, keep_raw_input=True)
         except phonenumbers.NumberParseException:
             raise InvalidPhone(_MSG_UNPARSEABLE) from None
-    reason = phonenumbers.is_possible_number_with_reason(number)
-    if reason != ValidationResult.IS_POSSIBLE:
-        raise InvalidPhone(_NOT_POSSIBLE.get(reason, _MSG_UNPARSEABLE))
-    own_region, kind = _region_and_type(number)
-    return ParsedPhone(
-        e164=phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164),
-        region=None if own_region in (None, "001", "ZZ") else own_region,
-        is_valid=kind != PhoneNumberType.UNKNOWN,
-        number_type=_TYPE_NAMES.get(kind, "unknown"),
-        number=number,
-    )
+    return number
 
 
 # Results of the national-prefix check that keep the number as written (phonenumbers.parse).
@@ -187,15 +195,20 @@ _KEEPS_NATIONAL_NUMBER = (
 )
 
 
-def _parse_international(compact: str) -> phonenumbers.PhoneNumber | None:
+def _parse_international(
+    compact: str,
+) -> tuple[phonenumbers.PhoneNumber, ValidationResult] | None:
     """`phonenumbers.parse(compact, None, keep_raw_input=True)` for "+" and ASCII digits, the
-    form nearly every API call sends; None where that would raise (it then raises).
+    form nearly every API call sends, with what `is_possible_number_with_reason` says of it;
+    None where parse would raise (it then raises).
 
     `parse` accepts any text (formatting, letters, extensions, RFC 3966, other scripts'
     digits), and finding the number in it is most of its cost, which a bulk call pays 50
     times. These are its own steps for this form, with its
     private helpers (pinned); lookups/tests/test_phone.py holds the result to `parse`'s for
-    every example number and for any "+" and digits.
+    every example number and for any "+" and digits. The possible-length check is the
+    plan's length test of the national number, which parsing already runs on the number
+    it keeps.
     """
     digits = compact[1:]
     if len(digits) <= _MIN_LENGTH_FOR_NSN:
@@ -211,17 +224,21 @@ def _parse_international(compact: str) -> phonenumbers.PhoneNumber | None:
         raw_input=compact,
         country_code_source=_FROM_PLUS,
     )
+    reason = None
     if metadata is not None:
         carrier_code, stripped, _ = _maybe_strip_national_prefix_carrier_code(national, metadata)
-        if _test_number_length(stripped, metadata) not in _KEEPS_NATIONAL_NUMBER:
-            national = stripped
+        stripped_reason = _test_number_length(stripped, metadata)
+        if stripped_reason not in _KEEPS_NATIONAL_NUMBER:
+            national, reason = stripped, stripped_reason
             if carrier_code:
                 number.preferred_domestic_carrier_code = carrier_code
     if not _MIN_LENGTH_FOR_NSN <= len(national) <= _MAX_LENGTH_FOR_NSN:
         return None
     _set_italian_leading_zeros_for_phone_number(national, number)
     number.national_number = int(national)
-    return number
+    if reason is None:
+        reason = phonenumbers.is_possible_number_with_reason(number)
+    return number, reason
 
 
 def _region_and_type(number: phonenumbers.PhoneNumber) -> tuple[str | None, int]:
@@ -261,26 +278,26 @@ def _region_and_type(number: phonenumbers.PhoneNumber) -> tuple[str | None, int]
 
 
 def _number_type(national: str, metadata: PhoneMetadata) -> int:
-    """The number's type in the plan of `metadata`: phonenumbers' `_number_type_helper`, with
-    each pattern compiled once and matched once (it matches each twice, after a lookup of its
-    compiled form). Its order decides a number that fits
-    several types: the special ranges first, then fixed line and mobile."""
-    general, special, fixed_line, mobile, same_pattern = _type_plan(metadata)
-    if not general(national):
+    """The number's type in the plan of `metadata`: phonenumbers' `_number_type_helper`. Its
+    order decides a number that fits several types: the special ranges first, then fixed
+    line and mobile. Here one regular expression holds the types a number of this length can
+    be, in that order, so the first that fits is found in one match rather than one per type
+    (`_TypePlan`)."""
+    plan = _type_plan(metadata)
+    if not plan.general(national):
         return PhoneNumberType.UNKNOWN
-    for kind, fits in special:
-        if fits(national):
-            return kind
-    if fixed_line(national):
-        if same_pattern or mobile(national):
-            return PhoneNumberType.FIXED_LINE_OR_MOBILE
-        return PhoneNumberType.FIXED_LINE
-    if not same_pattern and mobile(national):
-        return PhoneNumberType.MOBILE
-    return PhoneNumberType.UNKNOWN
+    found = plan.of_length(len(national)).fullmatch(national)
+    if found is None:
+        return PhoneNumberType.UNKNOWN
+    kind = _KIND_OF_GROUP[found.lastgroup]
+    if kind == PhoneNumberType.FIXED_LINE and (plan.same_pattern or plan.mobile(national)):
+        return PhoneNumberType.FIXED_LINE_OR_MOBILE
+    return kind
 
 
-_SPECIAL_TYPES = (
+# libphonenumber's order of the types (`_number_type_helper`): the first that fits is the
+# number's. Mobile comes last and only where its pattern is not fixed line's own.
+_ORDERED_TYPES = (
     ("premium_rate", PhoneNumberType.PREMIUM_RATE),
     ("toll_free", PhoneNumberType.TOLL_FREE),
     ("shared_cost", PhoneNumberType.SHARED_COST),
@@ -289,23 +306,54 @@ _SPECIAL_TYPES = (
     ("pager", PhoneNumberType.PAGER),
     ("uan", PhoneNumberType.UAN),
     ("voicemail", PhoneNumberType.VOICEMAIL),
+    ("fixed_line", PhoneNumberType.FIXED_LINE),
+    ("mobile", PhoneNumberType.MOBILE),
 )
+_KIND_OF_GROUP = {name: kind for name, kind in _ORDERED_TYPES}
+
+
+class _TypePlan:
+    """One numbering plan's types, compiled once: the general pattern, mobile's own, and per
+    length of national number one expression of the types that allow that length, each
+    alternative ending in an empty group named for its type (`lastgroup` says which fit)."""
+
+    def __init__(self, metadata: PhoneMetadata):
+        self.general = _fits(metadata.general_desc)
+        self.mobile = _fits(metadata.mobile)
+        self.same_pattern = bool(metadata.same_mobile_and_fixed_line_pattern)
+        self._types = [
+            (name, desc)
+            for name, _kind in _ORDERED_TYPES
+            if (desc := getattr(metadata, name)) is not None
+            and desc.national_number_pattern
+            and not (name == "mobile" and self.same_pattern)
+        ]
+        self._by_length: dict[int, re.Pattern] = {}
+
+    def of_length(self, length: int) -> re.Pattern:
+        expression = self._by_length.get(length)
+        if expression is None:
+            expression = self._by_length[length] = re.compile(
+                "|".join(
+                    f"(?:{desc.national_number_pattern})(?P<{name}>)"
+                    for name, desc in self._types
+                    if not desc.possible_length or length in desc.possible_length
+                )
+                or "(?!)"  # no type has this length: nothing fits
+            )
+        return expression
+
+
 # Per plan, by (region, calling code): the non-geographic plans all have the region "001".
 # PhoneMetadata cannot be hashed, and there is one of each for the life of the process.
-_TYPE_PLANS: dict[tuple[str, int], tuple] = {}
+_TYPE_PLANS: dict[tuple[str, int], _TypePlan] = {}
 
 
-def _type_plan(metadata: PhoneMetadata) -> tuple:
+def _type_plan(metadata: PhoneMetadata) -> _TypePlan:
     key = (metadata.id, metadata.country_code)
     plan = _TYPE_PLANS.get(key)
     if plan is None:
-        plan = _TYPE_PLANS[key] = (
-            _fits(metadata.general_desc),
-            tuple((kind, _fits(getattr(metadata, name))) for name, kind in _SPECIAL_TYPES),
-            _fits(metadata.fixed_line),
-            _fits(metadata.mobile),
-            bool(metadata.same_mobile_and_fixed_line_pattern),
-        )
+        plan = _TYPE_PLANS[key] = _TypePlan(metadata)
     return plan
 
 
