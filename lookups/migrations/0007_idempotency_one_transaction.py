@@ -1,7 +1,8 @@
 """Idempotency records are stored only with their answer, in the transaction that charged
 (`lookups.idempotency`): the claim's state, lock time and owner's session go. A claim still
 processing when this runs has no answer to keep: its request stored nothing, and a retry
-runs anew."""
+runs anew. Going back drops every stored answer (the earlier schema needs a claim's lock time
+for each row): a retry of a call answered before then runs again, and is charged again."""
 
 from django.db import migrations
 
@@ -20,4 +21,7 @@ class Migration(migrations.Migration):
         migrations.RemoveField(model_name="idempotentrequest", name="owner_pid"),
         migrations.RemoveField(model_name="idempotentrequest", name="owner_started_at"),
         migrations.RemoveField(model_name="idempotentrequest", name="state"),
+        migrations.RunSQL(
+            migrations.RunSQL.noop, reverse_sql="DELETE FROM lookups_idempotentrequest"
+        ),
     ]
