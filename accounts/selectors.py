@@ -1,10 +1,10 @@
 """Reads on developers, keys and units."""
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
+from typing import NamedTuple
 
 from django.db.models import Sum
 
@@ -116,8 +116,7 @@ class AuthenticatedKey:
         return self.mode == ApiKey.Mode.TEST
 
 
-@dataclass(frozen=True)
-class _KeyRow:
+class _KeyRow(NamedTuple):
     """`_KEY_READ_SQL`'s row, by column name."""
 
     id: int
@@ -135,7 +134,7 @@ class _KeyRow:
     is_active: bool
     access: str
     units_used: int
-    units_by_product: object  # jsonb: text through Django's connection
+    units_by_product: dict[str, int] | None  # jsonb, as the hot cursor loads it
     monthly_allowance: int
     allowance_used: int
     paused_products: list[str]
@@ -191,7 +190,7 @@ def api_key_read(*, key_hash: str, now: datetime) -> AuthenticatedKey | None:
             period=period,
             units_used=row.units_used,
             units_quota=row.monthly_quota,
-            by_product=_units_by_product(row.units_by_product),
+            by_product=row.units_by_product or {},  # no row yet: an empty split
         ),
         allowance=None
         if row.mode == ApiKey.Mode.TEST
@@ -200,14 +199,6 @@ def api_key_read(*, key_hash: str, now: datetime) -> AuthenticatedKey | None:
         ),
         key_hash=key_hash,
     )
-
-
-def _units_by_product(value) -> dict[str, int]:
-    """The month's split as read back: jsonb comes as text through Django's connection; no
-    row yet is an empty split."""
-    if isinstance(value, str | bytes):
-        value = json.loads(value)
-    return value or {}
 
 
 def usage_for_key(*, api_key: ApiKey | AuthenticatedKey, now: datetime) -> UsageSummary:

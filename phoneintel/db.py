@@ -10,9 +10,13 @@ fields are the statement's column names). Queries built by the ORM keep Django's
 default cursor.
 
 Each connection keeps one such cursor per row type (`_KeptCursor`): a new cursor looks up
-the loader of every column of every result again, and for the key's read (sixteen
-columns, three of them timestamps through Django's loader) that cost more CPU than the
-rest of the request's Python (bench/README.md).
+the loader of every column of every result again, and for the key's read (twenty
+columns) that cost more CPU than the rest of the request's Python (bench/README.md). Its
+results come in PostgreSQL's binary format, which psycopg loads in C: Django registers
+Python loaders for the text format of timestamps (three in the key's read) and of jsonb
+(which it leaves as text, for the ORM's JSONField to decode), and none for the binary one,
+so a hot statement's timestamps arrive as aware datetimes in the connection's time zone
+(UTC) and its jsonb as Python values.
 
 `first_read()` runs a request's first statement and survives a persistent connection
 that died while idle; `drop_if_closed_while_idle()` does the same before a first
@@ -25,6 +29,7 @@ from typing import NamedTuple
 from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
 from django.db.backends.postgresql.base import ServerBindingCursor
 from psycopg import Error as PsycopgError
+from psycopg.pq import Format
 from psycopg.rows import class_row, tuple_row
 
 
@@ -69,6 +74,7 @@ def hot_cursor(row: type | None = None):
             cursor = kept[1][row] = _KeptCursor(
                 raw_connection, row_factory=class_row(row) if row else tuple_row
             )
+            cursor.format = Format.BINARY
     if connection.queries_logged:
         return connection.make_debug_cursor(cursor)
     return connection.make_cursor(cursor)
