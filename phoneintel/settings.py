@@ -1,8 +1,12 @@
 """Settings, all from the environment (see .env.example).
 
-Every process runs on PostgreSQL and Redis, as production does: DATABASE_URL and REDIS_URL
-are required. `make run` starts a PostgreSQL and a Valkey of its own for whichever is unset
-(scripts/run.py). Production sets both, plus SECRET_KEY and API_KEY_SECRET.
+Every process runs on PostgreSQL and Redis, as production does. `make run` starts a
+PostgreSQL and a Valkey of its own for whichever URL is unset (scripts/run.py) and, while it
+runs, writes their URLs to .dev-services/env, which a second shell's `manage.py` reads here.
+With DEBUG off, DATABASE_URL and REDIS_URL are required; with DEBUG on and neither set
+anywhere, they are the machine's own services at their usual addresses, so that commands
+needing no database (`makemigrations --check`) run on a fresh clone. Production sets both,
+plus SECRET_KEY and API_KEY_SECRET.
 """
 
 from pathlib import Path
@@ -17,6 +21,8 @@ env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 DEBUG = env.bool("DEBUG", default=False)
+if DEBUG:
+    environ.Env.read_env(BASE_DIR / ".dev-services" / "env", overwrite=False)
 
 if DEBUG:
     _dev_secret = "dev-only-not-secret-" + "x" * 40
@@ -102,8 +108,17 @@ TEMPLATES = [
 ]
 
 
+# In development only, with no URL set anywhere: PostgreSQL and Redis on this machine.
+_LOCAL_SERVICES = {
+    "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/phoneintel",
+    "REDIS_URL": "redis://127.0.0.1:6379/0",
+}
+
+
 def _required_url(name: str) -> str:
     value = env.str(name, default="")
+    if not value and DEBUG:
+        return _LOCAL_SERVICES[name]
     if not value:
         raise ImproperlyConfigured(
             f"{name} is not set. `make run` starts its own PostgreSQL and Redis and writes "
