@@ -340,6 +340,10 @@ def test_a_pending_developer_signs_in_by_the_emailed_link_and_gets_200s_with_a_t
     usage_row = page.locator("table.usage tbody tr", has_text="Sandbox")
     expect(usage_row.locator(".label-test")).to_have_text("Test")
     expect(usage_row.locator(".units-used")).to_have_text("2")
+    # Units per product are live units: none yet, and the page says why the two are not there.
+    expect(
+        page.get_by_text("No live units used this month (test units are counted apart")
+    ).to_be_visible()
     page.screenshot(path=SCREENSHOTS / "sandbox-usage-1280.png", full_page=True)
 
 
