@@ -14,6 +14,8 @@ from django.utils.safestring import SafeString
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 
+from accounts.models import ApiKey, month_start
+from accounts.selectors import UsageSummary
 from catalog.selectors import catalog_products, product_is_paused
 from lookups import sandbox
 from lookups.browser import protection
@@ -23,6 +25,7 @@ from lookups.browser.errors import refusal_response
 from lookups.phone import parse_phone
 from lookups.products import PRODUCTS
 from lookups.risk import REASON_LABELS
+from phoneintel.envelope import success_body
 from phoneintel.errors import ApiError, ErrorCode
 
 
@@ -121,7 +124,15 @@ def _example_call(request) -> dict:
     product = PRODUCTS["phone-lookup"]
     url = request.build_absolute_uri(reverse("api:products")).rsplit("/", 1)[0]
     [data] = sandbox.results(product.value, [parse_phone(number.phone)])
-    answer = {"data": data, "meta": {"requestId": "req_…", "mode": "test", "unitsCharged": 1}}
+    # As a new test key's first call this month is answered.
+    usage = UsageSummary(
+        period=month_start(timezone.now()),
+        units_used=1,
+        units_quota=settings.API_DEFAULT_TEST_MONTHLY_QUOTA,
+    )
+    answer = success_body(
+        "req_…", data, units_charged=1, usage=usage.as_meta(), mode=ApiKey.Mode.TEST
+    )
     return {
         "number": number,
         "curl": (

@@ -92,3 +92,6 @@ def test_the_example_call_answers_as_the_page_shows(client, make_key):
     assert body["data"] == shown["data"] and body["data"]["risk"]["level"] == "high"
     assert body["meta"]["mode"] == shown["meta"]["mode"] == "test"
     assert body["meta"]["unitsCharged"] == shown["meta"]["unitsCharged"] == 1
+    # The rest of the envelope as a new test key's first call gets it.
+    assert body["meta"]["usage"] == shown["meta"]["usage"]
+    assert shown["meta"].keys() == body["meta"].keys()
