@@ -429,22 +429,26 @@ def run_sample(command: list[str], environment: str, raw: str, cwd: Path):
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
 
 
-def test_the_quickstart_python_and_cli_samples_work_as_shown(quickstart, live_server, tmp_path):
-    page, _, raw = quickstart
+def run_quickstart_samples(page, raw: str, tmp_path, numbers: list[str]):
+    """The page's Python sample, then its command line samples on a file of `numbers`:
+    the Python sample's output lines and the rows of the results file."""
     environment = sample(page, "export PHONEINTEL_API_KEY=")
-
     python = run_sample(
         [sys.executable, "-c", sample(page, "from phoneintel_client")], environment, raw, tmp_path
     )
     assert python.returncode == 0, python.stderr
-    assert python.stdout.splitlines() == ["low 0 []", "1 unit; 999 left this month"]
-
-    (tmp_path / "numbers.csv").write_text("phone\n+447912345679\n+14155552671\n")
+    (tmp_path / "numbers.csv").write_text("phone\n" + "".join(f"{n}\n" for n in numbers))
     for line in sample(page, "phoneintel account").splitlines():
         cli = run_sample(["bash", "-c", line], environment, raw, tmp_path)
         assert cli.returncode == 0, (line, cli.stdout, cli.stderr)
     with (tmp_path / "results.csv").open() as results:
-        rows = list(csv.DictReader(results))
+        return python.stdout.splitlines(), list(csv.DictReader(results))
+
+
+def test_the_quickstart_python_and_cli_samples_work_as_shown(quickstart, live_server, tmp_path):
+    page, _, raw = quickstart
+    printed, rows = run_quickstart_samples(page, raw, tmp_path, ["+447912345679", "+14155552671"])
+    assert printed == ["low 0 []", "1 unit; 999 left this month"]
     assert [(row["phone"], row["found"], row["error"]) for row in rows] == [
         ("+447912345679", "true", ""),
         ("+14155552671", "true", ""),
@@ -465,19 +469,8 @@ def test_the_quickstart_samples_work_as_shown_with_a_pending_developers_test_key
     page = browser_page
     sign_in(page, live_server.url, "sandbox@example.test")
     page.goto(page_url(live_server.url, "portal:quickstart", ()))
-    environment = sample(page, "export PHONEINTEL_API_KEY=")
-
-    python = run_sample(
-        [sys.executable, "-c", sample(page, "from phoneintel_client")], environment, raw, tmp_path
-    )
-    assert python.returncode == 0, python.stderr
-    assert python.stdout.splitlines() == ["low 0 []", "1 unit; 9999 left this month"]
-    (tmp_path / "numbers.csv").write_text("phone\n+12025550122\n+12025550110\n")
-    for line in sample(page, "phoneintel account").splitlines():
-        cli = run_sample(["bash", "-c", line], environment, raw, tmp_path)
-        assert cli.returncode == 0, (line, cli.stdout, cli.stderr)
-    with (tmp_path / "results.csv").open() as results:
-        rows = list(csv.DictReader(results))
+    printed, rows = run_quickstart_samples(page, raw, tmp_path, ["+12025550122", "+12025550110"])
+    assert printed == ["low 0 []", "1 unit; 9999 left this month"]
     assert [(row["phone"], row["found"], row["error"]) for row in rows] == [
         ("+12025550122", "true", ""),
         ("+12025550110", "true", ""),
