@@ -43,19 +43,25 @@ function addSampleButtons() {
   }
 }
 
-async function copySample(button) {
-  const pre = button.parentElement.querySelector("pre.example");
+// Copies `text` and says so on the button for two seconds; when the clipboard refuses,
+// selects `shown` so that the reader's own Ctrl+C copies it.
+async function copyFromButton(button, text, shown) {
   try {
-    await copyText(pre.innerText.replace(/\n$/, ""), () => selectContents(pre));
+    await copyText(text, () => selectContents(shown));
     button.textContent = "Copied";
   } catch (error) {
-    selectContents(pre);
+    selectContents(shown);
     button.textContent = "Press Ctrl+C";
   }
   clearTimeout(button.resetTimer);
   button.resetTimer = setTimeout(() => {
     button.textContent = "Copy";
   }, 2000);
+}
+
+async function copySample(button) {
+  const pre = button.parentElement.querySelector("pre.example");
+  await copyFromButton(button, pre.innerText.replace(/\n$/, ""), pre);
 }
 
 async function copyField(button) {
@@ -76,18 +82,7 @@ async function copyField(button) {
 }
 
 async function copyAttribute(button) {
-  const shown = button.previousElementSibling || button;
-  try {
-    await copyText(button.dataset.copy, () => selectContents(shown));
-    button.textContent = "Copied";
-  } catch (error) {
-    selectContents(shown);
-    button.textContent = "Press Ctrl+C";
-  }
-  clearTimeout(button.resetTimer);
-  button.resetTimer = setTimeout(() => {
-    button.textContent = "Copy";
-  }, 2000);
+  await copyFromButton(button, button.dataset.copy, button.previousElementSibling || button);
 }
 
 document.addEventListener("click", (event) => {
