@@ -13,6 +13,9 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
 from django.utils import timezone
+from django_otp import DEVICE_ID_SESSION_KEY
+from django_otp.oath import totp
+from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from accounts.requestlog import writer as request_log_writer
 from accounts.services import api_key_create, developer_get_or_create_approved
@@ -267,3 +270,39 @@ def browser_page(monkeypatch):
             yield browser.new_page(viewport={"width": 1280, "height": 900})
         finally:
             browser.close()
+
+
+# --- The second factor (accounts/sign_in.py, phoneintel/admin_site.py) ----------------
+
+
+def totp_code(key: bytes, *, steps_ahead: int = 0) -> str:
+    """The code an authenticator app shows for the secret `key` now, or `steps_ahead` codes
+    (of 30 s) later: django-otp refuses a code of a step already used, so a second sign-in
+    within the same 30 s types the next one (the device accepts one step of drift)."""
+    return f"{totp(key, drift=steps_ahead):06d}"
+
+
+def authenticator_app(user) -> TOTPDevice:
+    """A confirmed TOTP device for `user`, as the Security page leaves it."""
+    return TOTPDevice.objects.create(user=user, name="Authenticator app", confirmed=True)
+
+
+def force_login_verified(client, user) -> None:
+    """`client.force_login(user)` for a session that passed the second factor too, as the
+    portal's sign-in leaves it: the staff admin opens only to such a session."""
+    device = TOTPDevice.objects.filter(user=user, confirmed=True).first()
+    client.force_login(user)
+    session = client.session
+    session[DEVICE_ID_SESSION_KEY] = (device or authenticator_app(user)).persistent_id
+    session.save()
+
+
+def browser_sign_in(page, email: str, password: str, device: TOTPDevice | None = None) -> None:
+    """Fills the portal's sign-in on the page shown (the sign-in page, or a page that sent
+    the browser there), and, for an account with `device`, the code its app shows."""
+    page.get_by_label("Email address").fill(email)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    if device is not None:
+        page.get_by_label("Code from your authenticator app").fill(totp_code(device.bin_key))
+        page.get_by_role("button", name="Sign in", exact=True).click()

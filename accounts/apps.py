@@ -5,4 +5,7 @@ class AccountsConfig(AppConfig):
     name = "accounts"
 
     def ready(self):
-        from accounts import openapi  # noqa: F401  (registers the OpenAPI extension)
+        from accounts import (
+            openapi,  # noqa: F401  (registers the OpenAPI extension)
+            reauth,  # noqa: F401  (records each sign-in's time in its session)
+        )

@@ -6,6 +6,7 @@ from django.contrib.auth.forms import PasswordResetForm
 
 from accounts.emails import email_queue
 from accounts.models import ApiKey
+from accounts.services.second_factor import CodeRefused, second_factor_on, second_factor_verify
 
 
 class RequestAccessForm(forms.Form):
@@ -157,3 +158,81 @@ class InviteForm(forms.Form):
     monthly_quota = forms.IntegerField(
         required=False, min_value=0, help_text="Monthly units per key; empty means the default."
     )
+
+
+class OneTimeCodeInput(forms.TextInput):
+    """Six digits from an authenticator app: a number pad on phones, and the code offered
+    by the phone's own autofill where it has one."""
+
+    def __init__(self, attrs=None):
+        super().__init__(
+            {
+                "inputmode": "numeric",
+                "autocomplete": "one-time-code",
+                "pattern": "[0-9 ]*",
+                "maxlength": "7",
+                "spellcheck": "false",
+                **(attrs or {}),
+            }
+        )
+
+
+class TotpCodeForm(forms.Form):
+    code = forms.CharField(
+        label="Code from your authenticator app",
+        max_length=7,
+        widget=OneTimeCodeInput(),
+        help_text="Six digits; a new code every 30 seconds.",
+    )
+
+
+class RecoveryCodeForm(forms.Form):
+    recovery_code = forms.CharField(
+        label="Recovery code",
+        max_length=20,
+        widget=forms.TextInput(
+            attrs={"autocomplete": "off", "autocapitalize": "none", "spellcheck": "false"}
+        ),
+        help_text="One of the ten codes you saved when you turned two-factor sign-in on. "
+        "Each works once.",
+    )
+
+
+class ConfirmForm(forms.Form):
+    """The password, or a code from the authenticator app, again (`accounts.reauth`)."""
+
+    password = forms.CharField(
+        label="Password",
+        required=False,
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
+    code = forms.CharField(
+        label="Or a code from your authenticator app",
+        required=False,
+        max_length=7,
+        widget=OneTimeCodeInput(),
+        help_text="Six digits, instead of the password.",
+    )
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.user = user
+        if not second_factor_on(user=user):
+            del self.fields["code"]
+
+    def clean(self):
+        password = self.cleaned_data.get("password")
+        code = self.cleaned_data.get("code")
+        if password:
+            if not self.user.check_password(password):
+                self.add_error("password", "That password is not right.")
+        elif code:
+            try:
+                second_factor_verify(user=self.user, code=code)
+            except CodeRefused as refused:
+                self.add_error("code", str(refused))
+        else:
+            either = "your password or a code" if "code" in self.fields else "your password"
+            raise forms.ValidationError(f"Type {either} to confirm.")
+        return self.cleaned_data

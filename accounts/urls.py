@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path, reverse_lazy
 
-from accounts import views
+from accounts import second_factor_views, sign_in, views
 
 app_name = "portal"
 
@@ -9,7 +9,9 @@ urlpatterns = [
     path("accounts/request-access/", views.request_access, name="request_access"),
     path("accounts/request-access/sent/", views.request_access_sent, name="request_access_sent"),
     path("accounts/signup/<str:token>/", views.signup, name="signup"),
-    path("accounts/sign-in/", views.SignInView.as_view(), name="sign_in"),
+    path("accounts/sign-in/", sign_in.SignInView.as_view(), name="sign_in"),
+    path("accounts/sign-in/code/", sign_in.sign_in_code, name="sign_in_code"),
+    path("accounts/confirm/", second_factor_views.confirm, name="confirm"),
     path("accounts/sign-out/", auth_views.LogoutView.as_view(), name="sign_out"),
     path("accounts/password/reset/", views.PasswordResetView.as_view(), name="password_reset"),
     path(
@@ -57,4 +59,12 @@ urlpatterns = [
     path("portal/usage.csv", views.usage_csv, name="usage_csv"),
     path("portal/requests/", views.request_log, name="request_log"),
     path("portal/quickstart/", views.quickstart, name="quickstart"),
+    path("portal/security/", second_factor_views.security, name="security"),
+    path("portal/security/app/", second_factor_views.totp_setup, name="totp_setup"),
+    path(
+        "portal/security/recovery-codes/",
+        second_factor_views.recovery_codes_page,
+        name="recovery_codes",
+    ),
+    path("portal/security/off/", second_factor_views.second_factor_off, name="second_factor_off"),
 ]

@@ -1,10 +1,9 @@
-"""The developer portal: access, sign-in, keys, usage, request log, quickstart. Each view
+"""The developer portal: access, password reset, keys, usage, request log, quickstart. Each view
 validates a form, calls one service or selector, and renders."""
 
 import csv
 from datetime import datetime
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
@@ -30,6 +29,7 @@ from accounts.forms import (
 )
 from accounts.key_handover import raw_key_forget, raw_key_hand_over, raw_key_take
 from accounts.models import ApiKey, Developer, key_usable, month_start
+from accounts.reauth import recent_authentication_required
 from accounts.requestlog import RETENTION, request_log_for
 from accounts.selectors import (
     developer_for_user,
@@ -56,11 +56,6 @@ FORM_RATE = "5/m"
 
 def _site_url(request) -> str:
     return request.build_absolute_uri("/").rstrip("/")
-
-
-def _signing_in_account(group, request) -> str:
-    # Counted for any address typed, known or not, so the limit reveals no account.
-    return (request.POST.get("username") or "").strip().lower()
 
 
 def _refuse_if_limited(view):
@@ -107,35 +102,6 @@ def signup(request, token):
         messages.success(request, "Your password is set and you are signed in.")
         return redirect("portal:dashboard")
     return render(request, "accounts/signup.html", {"form": form, "email": link.email})
-
-
-@method_decorator(
-    ratelimit(
-        key="ip",
-        rate=settings.SIGN_IN_RATE_PER_ADDRESS,
-        method="POST",
-        block=False,
-        group="sign-in-address",
-    ),
-    name="dispatch",
-)
-@method_decorator(
-    ratelimit(
-        key=_signing_in_account,
-        rate=settings.SIGN_IN_RATE_PER_ACCOUNT,
-        method="POST",
-        block=False,
-        group="sign-in-account",
-    ),
-    name="dispatch",
-)
-class SignInView(auth_views.LoginView):
-    template_name = "registration/sign_in.html"
-    redirect_authenticated_user = True
-
-    @_refuse_if_limited
-    def post(self, request, *args, **kwargs):
-        return super().post(request, *args, **kwargs)
 
 
 @method_decorator(
@@ -209,6 +175,7 @@ def _hand_over(request, key: ApiKey, raw: str):
 @never_cache
 @login_required
 @require_POST
+@recent_authentication_required(return_to="portal:dashboard")
 def key_create(request):
     developer = _developer(request)
     form = KeyCreateForm(request.POST, modes=_key_modes(developer))
@@ -251,6 +218,7 @@ def key_detail(request, key_id: int):
 @never_cache
 @login_required
 @require_http_methods(["GET", "POST"])
+@recent_authentication_required
 def key_revoke(request, key_id: int):
     key = _own_key(_developer(request), key_id)
     if request.method == "POST":
@@ -263,6 +231,7 @@ def key_revoke(request, key_id: int):
 @never_cache
 @login_required
 @require_http_methods(["GET", "POST"])
+@recent_authentication_required
 def key_roll(request, key_id: int):
     key = _own_key(_developer(request), key_id)
     form = KeyRollForm(request.POST if request.method == "POST" else None)

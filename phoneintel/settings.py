@@ -40,7 +40,8 @@ ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    # Django's admin behind the second factor (phoneintel/admin_site.py).
+    "phoneintel.apps.StaffAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -51,6 +52,11 @@ INSTALLED_APPS = [
     # Redoc for /docs/api/ from our own static files, never a CDN.
     "drf_spectacular_sidecar",
     "django_ratelimit",
+    # The second factor: TOTP devices and single-use recovery codes
+    # (accounts/services/second_factor.py).
+    "django_otp",
+    "django_otp.plugins.otp_totp",
+    "django_otp.plugins.otp_static",
     "accounts",
     "catalog",
     "lookups",
@@ -74,6 +80,8 @@ SITE_MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # `request.user.is_verified()`: whether this session passed the second factor.
+    "django_otp.middleware.OTPMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -205,6 +213,13 @@ SIGNUP_LINK_MAX_AGE_DAYS = 7
 # Sign-in attempts, counted per account (whether it exists or not) and per client address.
 SIGN_IN_RATE_PER_ACCOUNT = env.str("SIGN_IN_RATE_PER_ACCOUNT", default="5/5m")
 SIGN_IN_RATE_PER_ADDRESS = env.str("SIGN_IN_RATE_PER_ADDRESS", default="20/5m")
+# The second factor (django-otp): the name authenticator apps show beside the account.
+OTP_TOTP_ISSUER = "phoneintel"
+# How long the password step of a sign-in waits for its code.
+SIGN_IN_CODE_WAIT_SECONDS = 5 * 60
+# Sensitive portal actions (accounts/reauth.py) ask for the password or a code again once the
+# last sign-in or confirmation is older than this.
+RECENT_AUTHENTICATION_SECONDS = 15 * 60
 
 # Production safety: on unless DEBUG. Behind a TLS-terminating proxy, set
 # SECURE_PROXY_SSL_HEADER via env so Django knows the request was HTTPS.

@@ -17,12 +17,6 @@ api_patterns = [
     *lookup_patterns(),
 ]
 
-admin.site.site_header = "phoneintel staff"
-admin.site.site_title = "phoneintel staff"
-admin.site.index_title = "Developers, keys, products and data"
-# The index lists every model; without the sidebar's copy of it, lists get the page's width.
-admin.site.enable_nav_sidebar = False
-
 urlpatterns = [
     path("v1/data/", include((api_patterns, "api"))),
     # Anything else under /v1/ is the envelope's 404, in DEBUG too.

@@ -4,6 +4,7 @@ import pytest
 from django.test import Client
 
 from accounts.models import Developer, User
+from conftest import force_login_verified
 from phoneintel.celery import app as celery_app
 
 PASSWORD = "correct horse battery staple 42"
@@ -51,10 +52,10 @@ def make_developer(db):
 
 @pytest.fixture
 def staff_client(db, django_user_model):
-    """A browser of its own, signed in to the admin as staff."""
+    """A browser of its own, signed in to the admin as staff (password and second factor)."""
     staff = django_user_model.objects.create_superuser(email="admin@example.test", password="pw")
     client = Client()
-    client.force_login(staff)
+    force_login_verified(client, staff)
     return client
 
 

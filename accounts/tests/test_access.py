@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from accounts.models import Developer, SignupLink, User
 from accounts.tests.conftest import PASSWORD, link_in
+from conftest import force_login_verified
 
 pytestmark = pytest.mark.django_db
 
@@ -250,7 +251,7 @@ def test_staff_invite_an_address_directly(staff_client, client, sent, make_devel
 
     make_developer(email="has-password@example.test")
     admin = client
-    admin.force_login(User.objects.get(email="admin@example.test"))
+    force_login_verified(admin, User.objects.get(email="admin@example.test"))
     refused = admin.post(
         "/admin/accounts/signuplink/invite/", {"email": "has-password@example.test"}
     )

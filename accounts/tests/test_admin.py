@@ -6,6 +6,7 @@ from django.utils import timezone
 
 from accounts.models import ApiKey, Developer
 from accounts.services import api_key_roll
+from conftest import force_login_verified
 
 pytestmark = pytest.mark.django_db
 
@@ -13,7 +14,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def staff_client(client, django_user_model):
     staff = django_user_model.objects.create_superuser(email="admin@example.test", password="pw")
-    client.force_login(staff)
+    force_login_verified(client, staff)
     return client
 
 

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from accounts.models import ApiKey, Developer
 from accounts.services import api_key_revoke, api_key_set_active
+from conftest import force_login_verified
 
 pytestmark = pytest.mark.django_db
 
@@ -145,7 +146,7 @@ def test_key_of_a_developer_without_access_is_inactive(send, make_key, bearer, a
 
 def test_session_cookie_never_authenticates_the_api(client, django_user_model):
     staff = django_user_model.objects.create_superuser(email="staff@example.test", password="pw")
-    client.force_login(staff)
+    force_login_verified(client, staff)
     assert client.get("/admin/").status_code == 200
     assert_401(client.get(ACCOUNT), "missing_api_key")
 

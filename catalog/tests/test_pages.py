@@ -9,6 +9,7 @@ import pytest
 from django.test import Client
 
 from catalog.models import InterestSubmission, Product
+from conftest import force_login_verified
 
 pytestmark = pytest.mark.django_db
 
@@ -146,7 +147,7 @@ def test_submissions_are_rate_limited_per_address_with_a_friendly_page(client):
 @pytest.fixture
 def staff_client(client, django_user_model):
     staff = django_user_model.objects.create_superuser(email="admin@example.test", password="pw")
-    client.force_login(staff)
+    force_login_verified(client, staff)
     return client
 
 

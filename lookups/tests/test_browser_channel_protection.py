@@ -16,6 +16,7 @@ from django.utils.formats import date_format
 from jwcrypto import jwe, jwk
 
 from catalog.models import Product
+from conftest import force_login_verified
 from lookups.management.commands.seed_demo import seed_demo_data
 
 pytestmark = pytest.mark.django_db
@@ -340,7 +341,7 @@ def test_staff_see_checks_counted_per_product_and_day_without_numbers(
         assert visitor.check(HIGH_RISK, product=product).status_code == 200
     assert visitor.check("12", product="carrier-lookup").status_code == 422  # not counted
     staff = django_user_model.objects.create_superuser(email="admin@example.test", password="pw")
-    client.force_login(staff)
+    force_login_verified(client, staff)
     html = client.get("/admin/lookups/browsercheckcount/").content.decode()
     results = re.search(r'id="result_list".*?<tbody>(.*?)</tbody>', html, re.S)[1]
     rows = re.findall(r"<tr[^>]*>(.*?)</tr>", results, re.S)

@@ -1,0 +1,109 @@
+"""The second factor: an authenticator app (TOTP, RFC 6238) and ten single-use recovery
+codes, as django-otp's devices (`TOTPDevice`, `StaticDevice`). django-otp computes and
+checks every code; this module says which device a user has and when a code counts."""
+
+from base64 import b32encode
+
+from django.db import transaction
+from django.utils import timezone
+from django_otp import user_has_device
+from django_otp.models import Device
+from django_otp.plugins.otp_static.models import StaticDevice, StaticToken
+from django_otp.plugins.otp_totp.models import TOTPDevice
+
+from accounts.models import User
+
+RECOVERY_CODE_COUNT = 10
+AUTHENTICATOR_APP = "Authenticator app"
+RECOVERY_CODES = "Recovery codes"
+
+
+class CodeRefused(Exception):
+    """A code that does not sign in; `str()` says why, in words for the person typing it."""
+
+
+def second_factor_on(*, user: User) -> bool:
+    return user_has_device(user, confirmed=True)
+
+
+def totp_device_pending(*, user: User) -> TOTPDevice:
+    """The authenticator app being set up: unconfirmed, so it signs nothing in until a code
+    from it is typed. Kept between visits, so a reload shows the same secret."""
+    device = TOTPDevice.objects.filter(user=user, confirmed=False).first()
+    return device or TOTPDevice.objects.create(user=user, name=AUTHENTICATOR_APP, confirmed=False)
+
+
+def totp_secret_text(device: TOTPDevice) -> str:
+    """The secret as an authenticator app takes it typed in: base32, in groups of four."""
+    secret = b32encode(device.bin_key).decode().rstrip("=")
+    return " ".join(secret[i : i + 4] for i in range(0, len(secret), 4))
+
+
+@transaction.atomic
+def totp_device_confirm(*, user: User, code: str) -> TOTPDevice:
+    """Turns the factor on once a code from the app being set up is right: that device
+    confirmed, any older one gone, ten new recovery codes."""
+    device = TOTPDevice.objects.select_for_update().filter(user=user, confirmed=False).first()
+    if device is None:
+        raise CodeRefused("Start again: this setup has ended.")
+    _verify(device, code)
+    device.confirmed = True
+    device.save(update_fields=["confirmed"])
+    TOTPDevice.objects.filter(user=user).exclude(pk=device.pk).delete()
+    recovery_codes_renew(user=user)
+    return device
+
+
+@transaction.atomic
+def recovery_codes_renew(*, user: User) -> list[str]:
+    """Ten new recovery codes; the earlier ones stop working."""
+    device, _ = StaticDevice.objects.select_for_update().get_or_create(
+        user=user, name=RECOVERY_CODES, defaults={"confirmed": True}
+    )
+    device.token_set.all().delete()
+    codes = [StaticToken.random_token() for _ in range(RECOVERY_CODE_COUNT)]
+    StaticToken.objects.bulk_create(StaticToken(device=device, token=code) for code in codes)
+    return codes
+
+
+def recovery_codes(*, user: User) -> list[str]:
+    return list(
+        StaticToken.objects.filter(device__user=user, device__confirmed=True)
+        .order_by("pk")
+        .values_list("token", flat=True)
+    )
+
+
+def second_factor_verify(*, user: User, code: str, recovery: bool = False) -> Device:
+    """The device whose code this is (an authenticator app's code, or with `recovery` a
+    recovery code, which is spent), or CodeRefused. django-otp's devices also wait longer
+    after each wrong code (1 s, 2 s, 4 s, …), on top of the sign-in's rate limit."""
+    model = StaticDevice if recovery else TOTPDevice
+    code = "".join(code.split()).lower() if recovery else "".join(code.split())
+    with transaction.atomic():
+        # Locked: two requests with one recovery code (or one app code) cannot both pass.
+        device = model.objects.select_for_update().filter(user=user, confirmed=True).first()
+        if device is None:
+            raise CodeRefused(WRONG_CODE)
+        _verify(device, code)
+    return device
+
+
+def second_factor_remove(*, user: User) -> None:
+    """Turns the factor off: the app and the recovery codes are forgotten."""
+    with transaction.atomic():
+        TOTPDevice.objects.filter(user=user).delete()
+        StaticDevice.objects.filter(user=user).delete()
+
+
+WRONG_CODE = "That code is not right. Check the time on your phone and try the newest code."
+
+
+def _verify(device: Device, code: str) -> None:
+    allowed, why = device.verify_is_allowed()
+    if not allowed:
+        wait = (why or {}).get("locked_until")
+        seconds = max(1, int((wait - timezone.now()).total_seconds()) + 1) if wait else 60
+        raise CodeRefused(f"Too many wrong codes: wait {seconds} seconds, then try again.")
+    if not device.verify_token(code):
+        raise CodeRefused(WRONG_CODE)
