@@ -3,7 +3,7 @@
 import pytest
 
 from accounts.models import Developer
-from conftest import SCREENSHOTS
+from conftest import SCREENSHOTS, authenticator_app, browser_sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -15,12 +15,14 @@ USE = (
 
 @pytest.fixture
 def staff_page(live_server, browser_page, django_user_model):
-    django_user_model.objects.create_superuser(email="staff@example.test", password="staff-pw")
+    staff = django_user_model.objects.create_superuser(
+        email="staff@example.test", password="staff-pw"
+    )
+    app = authenticator_app(staff)
     page = browser_page
-    page.goto(f"{live_server.url}/admin/")
-    page.get_by_label("Email address:").fill("staff@example.test")
-    page.get_by_label("Password:").fill("staff-pw")
-    page.get_by_role("button", name="Log in").click()
+    page.goto(f"{live_server.url}/admin/")  # sends the browser to the portal's sign-in
+    browser_sign_in(page, "staff@example.test", "staff-pw", app)
+    assert page.url == f"{live_server.url}/admin/"
     return page
 
 

@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 from accounts.models import Developer
 from accounts.services import api_key_create
 from accounts.tests.conftest import PASSWORD, link_in
-from conftest import SCREENSHOTS
+from conftest import SCREENSHOTS, authenticator_app, browser_sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -46,12 +46,13 @@ def test_from_request_to_revoked_key(
     assert Developer.objects.get(user__email="lin@example.test").access == "pending"
 
     # Staff approve it in the admin, with a quota, in a browser of their own.
-    django_user_model.objects.create_superuser(email="staff@example.test", password="staff-pw")
+    staff_user = django_user_model.objects.create_superuser(
+        email="staff@example.test", password="staff-pw"
+    )
+    app = authenticator_app(staff_user)
     staff = developer_page.context.browser.new_page()
     staff.goto(f"{site}/admin/")
-    staff.get_by_label("Email address:").fill("staff@example.test")
-    staff.get_by_label("Password:").fill("staff-pw")
-    staff.get_by_role("button", name="Log in").click()
+    browser_sign_in(staff, "staff@example.test", "staff-pw", app)
     staff.get_by_role("link", name="Access requests").click()
     row = staff.locator("#result_list tr", has_text="lin@example.test")
     row.locator("input[name=_selected_action]").check()

@@ -1,0 +1,384 @@
+"""The second factor: the two-step sign-in and its limit, the admin's gate, the Security page
+(set up, recovery codes, off) and the confirmation that sensitive actions ask for after 15
+minutes (accounts/sign_in.py, second_factor_views.py, reauth.py, phoneintel/admin_site.py)."""
+
+import re
+from base64 import b32decode
+from datetime import timedelta
+
+import pytest
+import time_machine
+from django.test import Client
+from django.utils import timezone
+from django_otp.plugins.otp_static.models import StaticToken
+from django_otp.plugins.otp_totp.models import TOTPDevice
+
+from accounts.models import ApiKey
+from accounts.services import api_key_create
+from accounts.services.second_factor import recovery_codes, recovery_codes_renew, second_factor_on
+from accounts.tests.conftest import PASSWORD
+from conftest import authenticator_app, force_login_verified, totp_code
+
+pytestmark = pytest.mark.django_db
+
+SIGN_IN = "/accounts/sign-in/"
+CODE = "/accounts/sign-in/code/"
+
+
+def signed_in_user(client: Client) -> int | None:
+    return client.session.get("_auth_user_id")
+
+
+def password_step(client, email, password=PASSWORD, **extra):
+    return client.post(SIGN_IN, {"username": email, "password": password, **extra})
+
+
+def wrong(code: str) -> str:
+    """A six-digit code that is not `code`."""
+    return f"{(int(code) + 1) % 1_000_000:06d}"
+
+
+@pytest.fixture
+def developer_with_app(make_developer):
+    developer = make_developer(email="two-step@example.test")
+    return developer, authenticator_app(developer.user)
+
+
+# --- Sign-in -------------------------------------------------------------
+
+
+def test_with_a_factor_the_password_alone_signs_nobody_in(client, developer_with_app):
+    developer, app = developer_with_app
+    step = password_step(client, developer.user.email)
+    assert step.status_code == 302 and step["Location"] == CODE
+    assert signed_in_user(client) is None
+    assert client.get("/portal/")["Location"].startswith(SIGN_IN)
+    page = client.get(CODE).content.decode()
+    assert 'autocomplete="one-time-code"' in page and 'inputmode="numeric"' in page
+    assert 'aria-describedby="id_code_helptext"' in page and 'id="id_code_helptext"' in page
+
+    refused = client.post(CODE, {"code": wrong(totp_code(app.bin_key))})
+    assert refused.status_code == 200 and "That code is not right" in refused.content.decode()
+    assert 'aria-invalid="true"' in refused.content.decode()
+    assert signed_in_user(client) is None
+
+    with time_machine.travel(timezone.now() + timedelta(seconds=2)):  # past the 1 s back-off
+        done = client.post(CODE, {"code": totp_code(app.bin_key)})
+        assert done.status_code == 302 and done["Location"] == "/portal/"
+        assert signed_in_user(client) == str(developer.user.pk)
+        assert client.get("/portal/").status_code == 200
+
+
+def test_the_code_step_keeps_where_the_sign_in_was_going(client, developer_with_app):
+    developer, app = developer_with_app
+    client.post(
+        f"{SIGN_IN}?next=/portal/usage/",
+        {"username": developer.user.email, "password": PASSWORD, "next": "/portal/usage/"},
+    )
+    done = client.post(CODE, {"code": totp_code(app.bin_key)})
+    assert done["Location"] == "/portal/usage/"
+
+
+def test_wrong_codes_count_against_the_sign_in_limit(client, developer_with_app, settings):
+    """SIGN_IN_RATE_PER_ACCOUNT is 5 tries in 5 minutes: the password and four codes."""
+    developer, app = developer_with_app
+    assert password_step(client, developer.user.email).status_code == 302
+    right = totp_code(app.bin_key)
+    for _ in range(4):
+        assert client.post(CODE, {"code": wrong(right)}).status_code == 200
+    limited = client.post(CODE, {"code": right})
+    assert limited.status_code == 429 and "Too many requests" in limited.content.decode()
+    assert signed_in_user(client) is None
+    # The same count as the password's: from another address and browser, too.
+    elsewhere = Client()
+    again = password_step(elsewhere, developer.user.email, REMOTE_ADDR="10.7.7.7")
+    assert again.status_code == 429 and signed_in_user(elsewhere) is None
+
+
+def test_the_code_step_cannot_name_another_account_to_escape_the_limit(client, developer_with_app):
+    developer, app = developer_with_app
+    password_step(client, developer.user.email)
+    for i in range(4):
+        client.post(CODE, {"code": "000000", "username": f"other{i}@example.test"})
+    assert client.post(CODE, {"code": totp_code(app.bin_key)}).status_code == 429
+
+
+def test_the_code_must_come_within_five_minutes(client, developer_with_app):
+    developer, app = developer_with_app
+    password_step(client, developer.user.email)
+    with time_machine.travel(timezone.now() + timedelta(minutes=6)):
+        late = client.post(CODE, {"code": totp_code(app.bin_key)}, follow=True)
+        assert late.redirect_chain[0][0] == SIGN_IN
+        assert "waited too long" in late.content.decode()
+        assert signed_in_user(client) is None
+
+
+def test_a_recovery_code_signs_in_once(client, developer_with_app):
+    developer, _ = developer_with_app
+    code, *_ = recovery_codes_renew(user=developer.user)
+    password_step(client, developer.user.email)
+    done = client.post(CODE, {"recovery_code": code.upper()}, follow=True)
+    assert done.redirect_chain[-1][0] == "/portal/"
+    assert "You signed in with a recovery code; 9 left." in done.content.decode()
+    client.post("/accounts/sign-out/")
+
+    password_step(client, developer.user.email)
+    again = client.post(CODE, {"recovery_code": code})
+    assert "That code is not right" in again.content.decode() and signed_in_user(client) is None
+    assert len(recovery_codes(user=developer.user)) == 9
+
+
+def test_without_a_factor_a_developer_signs_in_with_the_password(client, make_developer):
+    developer = make_developer()
+    step = password_step(client, developer.user.email)
+    assert step["Location"] == "/portal/" and signed_in_user(client) == str(developer.user.pk)
+
+
+# --- The admin's gate ----------------------------------------------------
+
+ADMIN_PAGES = ("/admin/", "/admin/accounts/apikey/", "/admin/accounts/developer/")
+
+
+@pytest.fixture
+def staff(django_user_model):
+    return django_user_model.objects.create_superuser(
+        email="staff@example.test", password="staff-pw"
+    )
+
+
+def admin_opens(client, path="/admin/") -> bool:
+    return client.get(path).status_code == 200
+
+
+def test_a_staff_password_alone_opens_no_admin_page(client, staff):
+    # The admin's own login form checks no password: it sends people to the portal.
+    admin_login = client.post(
+        "/admin/login/?next=/admin/", {"username": staff.email, "password": "staff-pw"}
+    )
+    assert admin_login.status_code == 302
+    assert admin_login["Location"] == f"{SIGN_IN}?next=/admin/"
+    assert signed_in_user(client) is None
+
+    step = password_step(client, staff.email, "staff-pw", next="/admin/")
+    assert step["Location"] == "/portal/security/app/?next=%2Fadmin%2F"
+    for path in ADMIN_PAGES:
+        response = client.get(path, follow=True)
+        assert response.redirect_chain[-1][0].startswith("/portal/security/app/"), path
+        assert "Staff accounts need a second factor" in response.content.decode()
+    assert client.get("/admin/login/")["Location"].startswith("/portal/security/app/")
+
+
+def test_staff_with_a_factor_reach_no_admin_page_between_password_and_code(client, staff):
+    app = authenticator_app(staff)
+    password_step(client, staff.email, "staff-pw", next="/admin/")
+    for path in ADMIN_PAGES:  # django-allauth-2fa#40: straight to /admin/ after the password
+        assert client.get(path)["Location"].startswith("/admin/login/"), path
+        assert client.get(f"/admin/login/?next={path}")["Location"].startswith(SIGN_IN)
+    done = client.post(CODE, {"code": totp_code(app.bin_key)})
+    assert done["Location"] == "/admin/"
+    assert all(admin_opens(client, path) for path in ADMIN_PAGES)
+
+
+def test_a_staff_session_without_its_code_is_signed_out_at_the_admin(client, staff):
+    authenticator_app(staff)
+    client.force_login(staff)  # a session from before the factor, say
+    assert not admin_opens(client)
+    assert client.get("/admin/login/?next=/admin/")["Location"] == f"{SIGN_IN}?next=/admin/"
+    assert signed_in_user(client) is None
+
+
+def test_a_developer_is_told_the_admin_is_not_theirs(client, make_developer):
+    client.force_login(make_developer().user)
+    page = client.get("/admin/", follow=True)
+    assert page.redirect_chain[-1][0] == "/portal/"
+    assert "This account has no access to the staff admin." in page.content.decode()
+
+
+def test_staff_cannot_turn_their_factor_off(client, staff):
+    force_login_verified(client, staff)
+    page = client.post("/portal/security/off/", follow=True).content.decode()
+    assert "Staff accounts keep their second factor" in page
+    assert second_factor_on(user=staff) and admin_opens(client)
+
+
+# --- Setting it up ---------------------------------------------------------
+
+
+def secret_on(page: str) -> bytes:
+    secret = re.search(r'<code id="totp-secret">([A-Z2-7 ]+)</code>', page)[1]
+    return b32decode(secret.replace(" ", ""))
+
+
+def test_setup_shows_the_secret_beside_its_qr_code_and_turns_on_with_a_code(client, make_developer):
+    developer = make_developer()
+    client.force_login(developer.user)
+    page = client.get("/portal/security/app/").content.decode()
+    key = secret_on(page)
+    assert '<svg viewBox="0 0 ' in page and 'class="qr-dark"' in page and "<img" not in page
+    assert secret_on(client.get("/portal/security/app/").content.decode()) == key  # same on reload
+    assert not second_factor_on(user=developer.user)
+
+    refused = client.post("/portal/security/app/", {"code": wrong(totp_code(key))})
+    assert "That code is not right" in refused.content.decode()
+    assert not second_factor_on(user=developer.user)
+
+    with time_machine.travel(timezone.now() + timedelta(seconds=2)):
+        done = client.post("/portal/security/app/", {"code": totp_code(key)}, follow=True)
+    shown = re.findall(r"<li><code>([a-z2-7]{8})</code></li>", done.content.decode())
+    assert len(shown) == 10 and sorted(shown) == sorted(recovery_codes(user=developer.user))
+    assert done["Cache-Control"].startswith("max-age=0")
+    assert TOTPDevice.objects.get(user=developer.user).confirmed
+    # Shown once.
+    later = client.get("/portal/security/recovery-codes/")
+    assert not set(shown) & set(re.findall(r"[a-z2-7]{8}", later.content.decode()))
+    assert "were shown once" in later.content.decode()
+    assert (
+        "Recovery codes left: <strong>10</strong>"
+        in client.get("/portal/security/").content.decode()
+    )
+
+
+def test_new_recovery_codes_replace_the_old_ones(client, developer_with_app):
+    developer, _ = developer_with_app
+    old = recovery_codes_renew(user=developer.user)
+    client.force_login(developer.user)
+    page = client.post("/portal/security/recovery-codes/", follow=True).content.decode()
+    new = re.findall(r"<li><code>([a-z2-7]{8})</code></li>", page)
+    assert len(new) == 10 and not set(new) & set(old)
+    assert StaticToken.objects.filter(token__in=old).count() == 0
+
+
+def test_a_developer_turns_the_factor_off(client, developer_with_app):
+    developer, _ = developer_with_app
+    client.force_login(developer.user)
+    page = client.post("/portal/security/off/", follow=True).content.decode()
+    assert "Two-factor sign-in is off" in page
+    assert not second_factor_on(user=developer.user)
+    assert recovery_codes(user=developer.user) == []
+    client.post("/accounts/sign-out/")
+    assert password_step(client, developer.user.email)["Location"] == "/portal/"
+
+
+def test_the_security_page_is_in_the_portal_nav(client, make_developer):
+    client.force_login(make_developer().user)
+    page = client.get("/portal/").content.decode()
+    assert '<a href="/portal/security/">Security</a>' in page
+    security = client.get("/portal/security/").content.decode()
+    assert 'href="/portal/security/" aria-current="page"' in security
+    assert "Two-factor sign-in is <strong>off</strong>" in security
+
+
+# --- Confirming again after 15 minutes ----------------------------------------------
+
+
+@pytest.fixture
+def developer_key(client, make_developer):
+    developer = make_developer(email="careful@example.test")
+    authenticator_app(developer.user)
+    client.force_login(developer.user)
+    key, _ = api_key_create(developer=developer, name="Server")
+    return developer, key
+
+
+def _create(client, developer, key):
+    return client.post("/portal/keys/", {"name": "Another", "mode": "live"})
+
+
+def _roll(client, developer, key):
+    return client.post(f"/portal/keys/{key.pk}/roll/", {"old_key_stops": "0"})
+
+
+def _revoke(client, developer, key):
+    return client.post(f"/portal/keys/{key.pk}/revoke/")
+
+
+def _new_codes(client, developer, key):
+    return client.post("/portal/security/recovery-codes/")
+
+
+def _off(client, developer, key):
+    return client.post("/portal/security/off/")
+
+
+def _keys(developer):
+    return sorted(ApiKey.objects.filter(developer=developer).values_list("pk", "revoked_at"))
+
+
+def _state(developer):
+    return (
+        _keys(developer),
+        second_factor_on(user=developer.user),
+        sorted(recovery_codes(user=developer.user)),
+    )
+
+
+# (action, the page that holds its form)
+SENSITIVE = [
+    pytest.param(_create, "/portal/", id="create-key"),
+    pytest.param(_roll, "/portal/keys/{key}/roll/", id="roll-key"),
+    pytest.param(_revoke, "/portal/keys/{key}/revoke/", id="revoke-key"),
+    pytest.param(_new_codes, "/portal/security/recovery-codes/", id="new-recovery-codes"),
+    pytest.param(_off, "/portal/security/", id="factor-off"),
+]
+
+
+@pytest.mark.parametrize(("action", "form_page"), SENSITIVE)
+def test_after_15_minutes_a_sensitive_action_asks_to_confirm_first(
+    client, developer_key, action, form_page
+):
+    developer, key = developer_key
+    recovery_codes_renew(user=developer.user)
+    before = _state(developer)
+    form_page = form_page.format(key=key.pk)
+    with time_machine.travel(timezone.now() + timedelta(minutes=16)):
+        asked = action(client, developer, key)
+        assert asked.status_code == 302
+        assert asked["Location"] == f"/accounts/confirm/?next={form_page.replace('/', '%2F')}"
+        assert _state(developer) == before  # nothing done
+
+        page = client.get(asked["Location"]).content.decode()
+        assert "Confirm it is you" in page and 'autocomplete="current-password"' in page
+        wrong_password = client.post(asked["Location"], {"password": "not it"})
+        assert "That password is not right." in wrong_password.content.decode()
+        confirmed = client.post(asked["Location"], {"password": PASSWORD})
+        assert confirmed["Location"] == form_page
+        assert "now submit the form again" in client.get(form_page).content.decode().lower()
+
+        done = action(client, developer, key)
+        assert done.status_code == 302 and not done["Location"].startswith("/accounts/confirm/")
+        assert _state(developer) != before
+
+
+@pytest.mark.parametrize(("action", "form_page"), SENSITIVE)
+def test_within_15_minutes_of_signing_in_nothing_is_asked(client, developer_key, action, form_page):
+    developer, key = developer_key
+    recovery_codes_renew(user=developer.user)
+    before = _state(developer)
+    with time_machine.travel(timezone.now() + timedelta(minutes=14)):
+        done = action(client, developer, key)
+        assert done.status_code == 302 and not done["Location"].startswith("/accounts/confirm/")
+        assert _state(developer) != before
+
+
+def test_a_code_confirms_too_and_the_confirmation_lasts_15_minutes(client, developer_key):
+    developer, key = developer_key
+    app = TOTPDevice.objects.get(user=developer.user)
+    later = timezone.now() + timedelta(minutes=20)
+    with time_machine.travel(later):
+        confirm = _revoke(client, developer, key)["Location"]
+        assert client.post(confirm, {"code": totp_code(app.bin_key)}).status_code == 302
+    with time_machine.travel(later + timedelta(minutes=14)):
+        assert _create(client, developer, key)["Location"].startswith("/portal/keys/")
+    with time_machine.travel(later + timedelta(minutes=16)):
+        assert _create(client, developer, key)["Location"].startswith("/accounts/confirm/")
+
+
+def test_the_confirm_page_counts_against_the_sign_in_limit_and_returns_only_here(
+    client, developer_key
+):
+    with time_machine.travel(timezone.now() + timedelta(minutes=16)):
+        page = "/accounts/confirm/?next=https://evil.example/"
+        assert client.post(page, {"password": PASSWORD})["Location"] == "/portal/"
+        for _ in range(4):
+            client.post(page, {"password": "guess"})
+        assert client.post(page, {"password": PASSWORD}).status_code == 429
