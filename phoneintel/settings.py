@@ -215,6 +215,9 @@ SIGN_IN_RATE_PER_ACCOUNT = env.str("SIGN_IN_RATE_PER_ACCOUNT", default="5/5m")
 SIGN_IN_RATE_PER_ADDRESS = env.str("SIGN_IN_RATE_PER_ADDRESS", default="20/5m")
 # The second factor (django-otp): the name authenticator apps show beside the account.
 OTP_TOTP_ISSUER = "phoneintel"
+# Staff may delete a lost device in the admin (its owner then sets one up again), but never
+# read a TOTP secret or a recovery code there.
+OTP_ADMIN_HIDE_SENSITIVE_DATA = True
 # How long the password step of a sign-in waits for its code.
 SIGN_IN_CODE_WAIT_SECONDS = 5 * 60
 # Sensitive portal actions (accounts/reauth.py) ask for the password or a code again once the

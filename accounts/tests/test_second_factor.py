@@ -201,6 +201,24 @@ def test_staff_cannot_turn_their_factor_off(client, staff):
     assert second_factor_on(user=staff) and admin_opens(client)
 
 
+def test_staff_reset_a_lost_factor_in_the_admin_without_reading_its_secret(
+    client, staff, developer_with_app
+):
+    developer, app = developer_with_app
+    codes = recovery_codes_renew(user=developer.user)
+    force_login_verified(client, staff)
+    page = client.get(f"/admin/otp_totp/totpdevice/{app.pk}/change/").content.decode()
+    assert page.count(developer.user.email) and app.key not in page
+    static = client.get("/admin/otp_static/staticdevice/").content.decode()
+    device_id = re.search(r'href="/admin/otp_static/staticdevice/(\d+)/change/', static)[1]
+    page = client.get(f"/admin/otp_static/staticdevice/{device_id}/change/").content.decode()
+    assert not any(code in page for code in codes)
+    assert client.get(f"/admin/otp_totp/totpdevice/{app.pk}/qrcode/").status_code == 403
+    client.post(f"/admin/otp_totp/totpdevice/{app.pk}/delete/", {"post": "yes"})
+    client.post(f"/admin/otp_static/staticdevice/{device_id}/delete/", {"post": "yes"})
+    assert not second_factor_on(user=developer.user)
+
+
 # --- Setting it up ---------------------------------------------------------
 
 
