@@ -19,6 +19,7 @@ from accounts.reauth import authentication_confirmed, recent_authentication_requ
 from accounts.services.second_factor import (
     RECOVERY_CODE_COUNT,
     CodeRefused,
+    authenticator_app_on,
     recovery_codes,
     recovery_codes_renew,
     second_factor_on,
@@ -52,6 +53,7 @@ def security(request):
         "accounts/security.html",
         {
             "on": on,
+            "app_on": authenticator_app_on(user=user),
             "codes_left": len(recovery_codes(user=user)) if on else 0,
             "code_count": RECOVERY_CODE_COUNT,
         },
@@ -65,7 +67,7 @@ def totp_setup(request):
     """The authenticator app: its secret as a QR code and as text; on with its first code."""
     user = request.user
     next_url = _next(request, default=reverse("portal:security"))
-    if second_factor_on(user=user):
+    if authenticator_app_on(user=user):
         messages.info(request, "Two-factor sign-in is on already.")
         return redirect("portal:security")
     form = TotpCodeForm(request.POST if request.method == "POST" else None)

@@ -23,7 +23,12 @@ class CodeRefused(Exception):
 
 
 def second_factor_on(*, user: User) -> bool:
+    """Whether signing in asks for a code: any confirmed device (an app, recovery codes)."""
     return user_has_device(user, confirmed=True)
+
+
+def authenticator_app_on(*, user: User) -> bool:
+    return TOTPDevice.objects.filter(user=user, confirmed=True).exists()
 
 
 def totp_device_pending(*, user: User) -> TOTPDevice:

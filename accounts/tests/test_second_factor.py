@@ -256,6 +256,18 @@ def test_setup_shows_the_secret_beside_its_qr_code_and_turns_on_with_a_code(clie
     )
 
 
+def test_with_its_app_removed_a_developer_signs_in_with_a_recovery_code_and_sets_one_up(
+    client, developer_with_app
+):
+    developer, app = developer_with_app
+    code, *_ = recovery_codes_renew(user=developer.user)
+    app.delete()  # as staff do in the admin for a lost phone
+    password_step(client, developer.user.email)
+    assert client.post(CODE, {"recovery_code": code})["Location"] == "/portal/"
+    assert "was removed by staff" in client.get("/portal/security/").content.decode()
+    assert secret_on(client.get("/portal/security/app/").content.decode())
+
+
 def test_new_recovery_codes_replace_the_old_ones(client, developer_with_app):
     developer, _ = developer_with_app
     old = recovery_codes_renew(user=developer.user)
