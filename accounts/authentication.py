@@ -16,7 +16,7 @@ from datetime import datetime
 from django.utils import timezone
 from rest_framework.authentication import BaseAuthentication
 
-from accounts.selectors import AuthenticatedKey
+from accounts.selectors.key_read import AuthenticatedKey
 from accounts.services import KeyRejected, api_key_authenticate, api_key_touch
 from accounts.throttling import auth_failure_recorded
 from phoneintel.errors import ApiError, ErrorCode
@@ -25,7 +25,7 @@ from phoneintel.errors import ApiError, ErrorCode
 @dataclass(frozen=True)
 class ApiCaller:
     """`request.user` on the API: the developer behind the key; `request.auth` is the key as
-    read (`accounts.selectors.AuthenticatedKey`)."""
+    read (`accounts.selectors.key_read.AuthenticatedKey`)."""
 
     developer_id: int
     is_authenticated: bool = True

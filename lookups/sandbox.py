@@ -20,7 +20,8 @@ from hashlib import sha256
 from django.core.cache import cache
 from django.utils import timezone
 
-from accounts.selectors import AuthenticatedKey, UsageSummary
+from accounts.selectors.key_read import AuthenticatedKey
+from accounts.selectors.usage import UsageSummary
 from accounts.services.units import QuotaExceeded
 from accounts.throttling import key_rate_exceeded
 from lookups.inputs import InputProblem

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from accounts.selectors import AuthenticatedKey
+from accounts.selectors.key_read import AuthenticatedKey
 from accounts.services.units import QuotaExceeded, charge_units
 from catalog.permissions import refuse_if_paused
 from lookups import sandbox, selectors

@@ -13,7 +13,8 @@ from django.db import transaction
 
 from accounts.emails import email_queue
 from accounts.models import ApiKey, MonthlyUsage, QuotaAlert, User, month_start
-from accounts.selectors import AuthenticatedKey, UsageSummary
+from accounts.selectors.key_read import AuthenticatedKey
+from accounts.selectors.usage import UsageSummary
 
 
 def quota_alerts_queue(

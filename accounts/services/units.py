@@ -38,12 +38,8 @@ from accounts.models import (
     QuotaAlert,
     month_start,
 )
-from accounts.selectors import (
-    AuthenticatedKey,
-    UsageSummary,
-    developer_allowance,
-    usage_for_key,
-)
+from accounts.selectors.key_read import AuthenticatedKey, usage_for_key
+from accounts.selectors.usage import UsageSummary, developer_allowance
 from accounts.services.alerts import quota_alerts_queue
 from phoneintel.db import READ_COLUMNS, ReadRow, hot_cursor
 from phoneintel.errors import ApiError, ErrorCode
