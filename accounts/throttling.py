@@ -17,7 +17,7 @@ headers:
     RateLimit: "default";r=599;t=42
 
 With Redis down, redis-py raises and the request is answered 503
-(`phoneintel.envelope`): nothing is served that could not be counted.
+(`phoneintel.exception_handler`): nothing is served that could not be counted.
 """
 
 import re

@@ -27,8 +27,7 @@ from accounts.throttling import key_rate_exceeded
 from lookups.inputs import InputProblem
 from lookups.phone import NUMBER_TYPES, ParsedPhone
 from lookups.risk import REASON_DESCRIPTIONS, RiskReason
-from phoneintel.envelope import server_error
-from phoneintel.errors import ApiError, ErrorCode
+from phoneintel.errors import ApiError, ErrorCode, server_error
 
 LOW = {"score": 0, "level": "low", "reasons": []}
 # How long a 503-then-200 number remembers the Idempotency-Keys it has refused once.

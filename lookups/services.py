@@ -37,7 +37,8 @@ from lookups.inputs import check_input, problems_error
 from lookups.phone import ParsedPhone
 from lookups.products import LookupProduct, product_read, results
 from phoneintel.db import drop_if_closed_while_idle
-from phoneintel.envelope import render_json, success_body
+from phoneintel.envelope import success_body
+from phoneintel.renderers import render_json
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.handlers.wsgi import LimitedStream
 from django.utils.module_loading import import_string
 
-from phoneintel.envelope import error_response, is_api_path, payload_too_large
+from phoneintel.envelope import error_response, is_api_path
+from phoneintel.errors import payload_too_large
 
 
 def new_request_id() -> str:
