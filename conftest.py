@@ -14,7 +14,7 @@ from django.core.cache import cache
 from django.db import connection
 from django.utils import timezone
 
-from accounts.requestlog import writer as request_log_writer
+from accounts.request_log_writer import writer as request_log_writer
 from accounts.services import api_key_create, developer_get_or_create_approved
 from harness.app import Server, start_gunicorn, stop
 

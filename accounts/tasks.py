@@ -3,8 +3,7 @@
 from celery import shared_task
 from django.utils import timezone
 
-from accounts.requestlog import request_log_purge
-from accounts.services import key_expiry_notices_send, signup_links_purge
+from accounts.services import key_expiry_notices_send, request_log_purge, signup_links_purge
 
 
 @shared_task

@@ -33,7 +33,7 @@ class RequestContextMiddleware:
         request.request_id = new_request_id()
         request.response_headers = {}
         request.after_response = []
-        request.log_context = {}  # what the request log line says (phoneintel/requestlog.py)
+        request.log_context = {}  # what the request log line says (phoneintel/access_log.py)
         response = self.get_response(request)
         for name, value in request.response_headers.items():
             if name not in response:

@@ -57,7 +57,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "phoneintel.requestlog.RequestLogMiddleware",
+    "phoneintel.access_log.AccessLogMiddleware",
     # Outermost, so every response (errors from inner layers too) gets the id.
     "phoneintel.middleware.RequestContextMiddleware",
     # Before anything can read the body.
@@ -305,11 +305,11 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 
-# The developer's request log (accounts/requestlog.py): every API request with a valid key,
+# The developer's request log (accounts/request_log_writer.py): every API request with a valid key,
 # kept in memory by the process and written after the answer, in batches, by a thread of
 # its own every REQUEST_LOG_FLUSH_SECONDS (0: only when `request_log_flush()` is called).
 REQUEST_LOG_ENABLED = env.bool("REQUEST_LOG_ENABLED", default=True)
-REQUEST_LOG_WRITER = "accounts.requestlog.writer"
+REQUEST_LOG_WRITER = "accounts.request_log_writer.writer"
 REQUEST_LOG_FLUSH_SECONDS = env.float("REQUEST_LOG_FLUSH_SECONDS", default=1.0)
 # A flush starts early once this many wait.
 REQUEST_LOG_BATCH_SIZE = env.int("REQUEST_LOG_BATCH_SIZE", default=500)

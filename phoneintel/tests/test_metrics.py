@@ -207,7 +207,7 @@ def test_counting_and_logging_add_no_round_trip(make_key, monkeypatch, settings)
     round_trips(Client())  # the key's first use also records last_used_at
     with_them = round_trips(Client())
     settings.MIDDLEWARE = [
-        name for name in settings.MIDDLEWARE if name != "phoneintel.requestlog.RequestLogMiddleware"
+        name for name in settings.MIDDLEWARE if name != "phoneintel.access_log.AccessLogMiddleware"
     ]
     without_them = round_trips(Client())  # a client loads the middleware when it starts
     assert with_them == without_them
