@@ -5,7 +5,7 @@ from functools import cache
 from drf_spectacular.utils import OpenApiExample, PolymorphicProxySerializer, inline_serializer
 from rest_framework import serializers
 
-from catalog.permissions import paused
+from catalog.pause_check import paused
 from lookups.idempotency import conflict, in_progress, key_required
 from lookups.inputs import check_input, problems_error
 from lookups.phone import parse_phone

@@ -263,7 +263,7 @@ REST_FRAMEWORK = {
     # command). Every endpoint with a key asks all of them.
     "DEFAULT_PERMISSION_CLASSES": [
         "rest_framework.permissions.IsAuthenticated",
-        "catalog.permissions.ProductOpen",
+        "catalog.pause_check.ProductOpen",
     ],
     "DEFAULT_THROTTLE_CLASSES": ["accounts.throttling.ApiKeyRateThrottle"],
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "phoneintel.renderers.JsonOnlyNegotiation",
