@@ -11,9 +11,12 @@ import pytest
 import time_machine
 from django.conf import settings
 from django.core.cache import cache
+from django.core.signals import setting_changed
 from django.db import connection
+from django.dispatch import receiver
 from django.utils import timezone
 
+from accounts import throttling
 from accounts.request_log_writer import writer as request_log_writer
 from accounts.services import api_key_create, developer_get_or_create_approved
 from harness.app import Server, start_gunicorn, stop
@@ -57,9 +60,23 @@ def _request_log_written_on_demand(settings):
     connection and transaction. Each test starts and ends with none waiting. (Servers the
     tests start run the writer thread, as in production.)"""
     settings.REQUEST_LOG_FLUSH_SECONDS = 0
-    request_log_writer.discard()
+    _forget_waiting_entries()
     yield
-    request_log_writer.discard()
+    _forget_waiting_entries()
+
+
+def _forget_waiting_entries() -> None:
+    """Drops what waits in this process's request log unwritten (the app never does)."""
+    with request_log_writer._lock:
+        request_log_writer._pending, request_log_writer._dropped = [], 0
+
+
+@receiver(setting_changed)
+def _throttle_scripts_of_the_new_redis(*, setting, **kwargs):
+    """A test that points the cache at another Redis gets the throttle's scripts there: the
+    app loads them once per process."""
+    if setting in ("CACHES", "REDIS_URL"):
+        throttling._scripts.cache_clear()
 
 
 @pytest.fixture

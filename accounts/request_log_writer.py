@@ -163,11 +163,6 @@ class RequestLogWriter:
             for row in rows:
                 copy.write_row(row)
 
-    def discard(self) -> None:
-        """Forgets what waits (the tests start each test with an empty buffer)."""
-        with self._lock:
-            self._pending, self._dropped = [], 0
-
     def _flush_forever(self) -> None:
         # Nothing may end this loop: without it the process would log nothing more.
         while True:
