@@ -81,10 +81,6 @@ class Developer(models.Model):
     def __str__(self):
         return self.user.email
 
-    @property
-    def is_approved(self) -> bool:
-        return self.access == self.Access.APPROVED
-
 
 class ApiKey(models.Model):
     class Status(models.TextChoices):

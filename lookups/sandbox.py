@@ -61,8 +61,6 @@ def _nanp(last: int) -> str:
     return f"+1202555{last:04d}"
 
 
-_RISKY = ("phone-lookup", "phone-risk")
-
 TEST_NUMBERS: tuple[TestNumber, ...] = (
     TestNumber(_nanp(100), "low risk, no reasons, 0 reports", "An ordinary number nobody"
                " reported: the answer most numbers get.", product=None),
