@@ -18,7 +18,8 @@ from django.utils import timezone
 
 from accounts import throttling
 from accounts.request_log_writer import writer as request_log_writer
-from accounts.services import api_key_create, developer_get_or_create_approved
+from accounts.selectors.key_read import api_key_read
+from accounts.services import api_key_create, charge_units, developer_get_or_create_approved
 from harness.app import Server, start_gunicorn, stop
 
 ROOT = Path(__file__).resolve().parent
@@ -144,6 +145,18 @@ def make_key(db):
         return api_key_create(developer=developer, **options)
 
     return make
+
+
+@pytest.fixture
+def charge():
+    """`charge(key, units, now=...)`: charges an issued key (an ApiKey, as `make_key` gives
+    it) as a request does, with the key as the request's authentication reads it."""
+
+    def run(api_key, units: int, *, now, product: str = "phone-risk"):
+        read = api_key_read(key_hash=api_key.key_hash, now=now)
+        return charge_units(api_key=read, units=units, now=now, product=product)
+
+    return run
 
 
 @pytest.fixture

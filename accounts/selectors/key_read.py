@@ -134,12 +134,11 @@ def api_key_read(*, key_hash: str, now: datetime) -> AuthenticatedKey | None:
     )
 
 
-def usage_for_key(*, api_key: ApiKey | AuthenticatedKey, now: datetime) -> UsageSummary:
+def usage_for_key(*, api_key: AuthenticatedKey, now: datetime) -> UsageSummary:
     """The key's month: its lineage's units against its quota."""
     period = month_start(now)
-    lineage_id = api_key.lineage_id or api_key.pk
     used = (
-        MonthlyUsage.objects.filter(api_key_id=lineage_id, period=period)
+        MonthlyUsage.objects.filter(api_key_id=api_key.lineage_id, period=period)
         .values_list("units_used", flat=True)
         .first()
     )

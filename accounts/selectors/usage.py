@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from functools import lru_cache
 
-from accounts.models import Developer, DeveloperMonthlyUsage, QuotaAlert, month_start
+from accounts.models import QuotaAlert
 
 
 @dataclass(frozen=True)
@@ -46,18 +46,6 @@ class UsageSummary:
             "unitsRemaining": self.units_remaining,
             "resetsAt": resets_at,
         }
-
-
-def developer_allowance(*, developer_id: int, now: datetime) -> UsageSummary:
-    """The developer's live units this month against their allowance."""
-    period = month_start(now)
-    used = (
-        DeveloperMonthlyUsage.objects.filter(developer_id=developer_id, period=period)
-        .values_list("units_used", flat=True)
-        .first()
-    )
-    allowance = Developer.objects.values_list("monthly_allowance", flat=True).get(pk=developer_id)
-    return UsageSummary(period=period, units_used=used or 0, units_quota=allowance)
 
 
 @lru_cache(maxsize=16)

@@ -18,7 +18,7 @@ from accounts.selectors.usage import UsageSummary
 
 
 def quota_alerts_queue(
-    *, api_key: ApiKey | AuthenticatedKey, thresholds: Iterable[int], usage: UsageSummary
+    *, api_key: AuthenticatedKey, thresholds: Iterable[int], usage: UsageSummary
 ) -> None:
     """One email to the key's owner, for the highest threshold the charge reached first.
 
