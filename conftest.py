@@ -11,14 +11,18 @@ import pytest
 import time_machine
 from django.conf import settings
 from django.core.cache import cache
+from django.core.signals import setting_changed
 from django.db import connection
+from django.dispatch import receiver
 from django.utils import timezone
 from django_otp import DEVICE_ID_SESSION_KEY
 from django_otp.oath import totp
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from accounts.requestlog import writer as request_log_writer
-from accounts.services import api_key_create, developer_get_or_create_approved
+from accounts import throttling
+from accounts.request_log_writer import writer as request_log_writer
+from accounts.selectors.key_read import api_key_read
+from accounts.services import api_key_create, charge_units, developer_get_or_create_approved
 from harness.app import Server, start_gunicorn, stop
 
 ROOT = Path(__file__).resolve().parent
@@ -60,9 +64,23 @@ def _request_log_written_on_demand(settings):
     connection and transaction. Each test starts and ends with none waiting. (Servers the
     tests start run the writer thread, as in production.)"""
     settings.REQUEST_LOG_FLUSH_SECONDS = 0
-    request_log_writer.discard()
+    _forget_waiting_entries()
     yield
-    request_log_writer.discard()
+    _forget_waiting_entries()
+
+
+def _forget_waiting_entries() -> None:
+    """Drops what waits in this process's request log unwritten (the app never does)."""
+    with request_log_writer._lock:
+        request_log_writer._pending, request_log_writer._dropped = [], 0
+
+
+@receiver(setting_changed)
+def _throttle_scripts_of_the_new_redis(*, setting, **kwargs):
+    """A test that points the cache at another Redis gets the throttle's scripts there: the
+    app loads them once per process."""
+    if setting in ("CACHES", "REDIS_URL"):
+        throttling._scripts.cache_clear()
 
 
 @pytest.fixture
@@ -130,6 +148,18 @@ def make_key(db):
         return api_key_create(developer=developer, **options)
 
     return make
+
+
+@pytest.fixture
+def charge():
+    """`charge(key, units, now=...)`: charges an issued key (an ApiKey, as `make_key` gives
+    it) as a request does, with the key as the request's authentication reads it."""
+
+    def run(api_key, units: int, *, now, product: str = "phone-risk"):
+        read = api_key_read(key_hash=api_key.key_hash, now=now)
+        return charge_units(api_key=read, units=units, now=now, product=product)
+
+    return run
 
 
 @pytest.fixture

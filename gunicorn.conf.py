@@ -68,7 +68,7 @@ forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
 # gunicorn would otherwise let those proxies set SCRIPT_NAME and PATH_INFO; we use neither.
 forwarder_headers = ""
 
-# The application writes one JSON line per API request (phoneintel/requestlog.py), so
+# The application writes one JSON line per API request (phoneintel/access_log.py), so
 # gunicorn's access log is off unless asked for. Its format has no query string (`%(q)s`,
 # `%(r)s`) and no header (`%(a)s`, `%(f)s`, `%({...}i)s`): either could carry a key or a
 # phone number.
@@ -138,10 +138,10 @@ def post_worker_init(worker):
 
 
 def worker_exit(server, worker):
-    """Writes what the worker's request log still holds (accounts/requestlog.py): a stopped
+    """Writes what the worker's request log still holds (accounts/request_log_writer.py): a stopped
     or recycled worker loses no entry. atexit would too, later, once the interpreter is
     already shutting down."""
-    from phoneintel.requestlog import request_log_flush
+    from phoneintel.access_log import request_log_flush
 
     request_log_flush()
 

@@ -22,7 +22,7 @@ from accounts.models import (
     SignupLink,
     User,
 )
-from accounts.requestlog import STATUS_CLASSES
+from accounts.selectors.request_log import STATUS_CLASSES
 from accounts.services import (
     InviteNotNeeded,
     access_request_approve,

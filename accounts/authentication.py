@@ -16,7 +16,7 @@ from datetime import datetime
 from django.utils import timezone
 from rest_framework.authentication import BaseAuthentication
 
-from accounts.selectors import AuthenticatedKey
+from accounts.selectors.key_read import AuthenticatedKey
 from accounts.services import KeyRejected, api_key_authenticate, api_key_touch
 from accounts.throttling import auth_failure_recorded
 from phoneintel.errors import ApiError, ErrorCode
@@ -25,7 +25,7 @@ from phoneintel.errors import ApiError, ErrorCode
 @dataclass(frozen=True)
 class ApiCaller:
     """`request.user` on the API: the developer behind the key; `request.auth` is the key as
-    read (`accounts.selectors.AuthenticatedKey`)."""
+    read (`accounts.selectors.key_read.AuthenticatedKey`)."""
 
     developer_id: int
     is_authenticated: bool = True
@@ -67,7 +67,7 @@ def key_refused(request, rejected: KeyRejected) -> ApiError:
 def _key_in_use(request, api_key: AuthenticatedKey, now: datetime) -> None:
     """An accepted key's use: its `last_used_at` is touched after the response, at most
     once a minute, and the request's log line names it (the developer's request log, too:
-    `accounts/requestlog.py`)."""
+    `accounts/request_log_writer.py`)."""
     if api_key.last_used_at is None or (now - api_key.last_used_at).total_seconds() >= 60:
         request.after_response.append(lambda: api_key_touch(api_key_id=api_key.pk, now=now))
     request.log_context.update(

@@ -116,7 +116,8 @@ class RequestLogFilterForm(forms.Form):
         ]
 
     def filters(self) -> dict:
-        """What `accounts.requestlog.request_log_for` is asked, from the valid fields only."""
+        """What `request_log_for` (`accounts.selectors.request_log`) is asked, from the valid
+        fields only."""
         self.is_valid()
         data = self.cleaned_data
         return {

@@ -81,10 +81,6 @@ class Developer(models.Model):
     def __str__(self):
         return self.user.email
 
-    @property
-    def is_approved(self) -> bool:
-        return self.access == self.Access.APPROVED
-
 
 class ApiKey(models.Model):
     class Status(models.TextChoices):
@@ -396,7 +392,7 @@ class RequestLogEntry(models.Model):
 
     Facts only, never what was asked: no phone number, body, query string, header or raw
     key. `path` is the URL pattern that answered (`/v1/data/phone-lookups`), never the raw
-    path. Written after the answer, in batches (`accounts/requestlog.py`); kept 30 days.
+    path. Written after the answer, in batches (`accounts/request_log_writer.py`); kept 30 days.
     """
 
     time = models.DateTimeField(help_text="When the request arrived.")

@@ -5,7 +5,7 @@ from datetime import UTC, date, datetime
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
-from accounts.selectors import UsageSummary
+from accounts.selectors.usage import UsageSummary
 from accounts.services.keys import REJECTIONS
 from accounts.services.units import QuotaExceeded
 from accounts.throttling import key_rate_exceeded

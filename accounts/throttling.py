@@ -17,7 +17,7 @@ headers:
     RateLimit: "default";r=599;t=42
 
 With Redis down, redis-py raises and the request is answered 503
-(`phoneintel.envelope`): nothing is served that could not be counted.
+(`phoneintel.exception_handler`): nothing is served that could not be counted.
 """
 
 import re
@@ -25,8 +25,6 @@ import time
 from functools import cache
 
 from django.conf import settings
-from django.core.signals import setting_changed
-from django.dispatch import receiver
 from django_redis import get_redis_connection
 from rest_framework.throttling import BaseThrottle
 
@@ -81,13 +79,6 @@ def _scripts():
     client = get_redis_connection("default")
     # register_script calls by SHA (EVALSHA) and loads the script once if Redis lacks it.
     return client.register_script(ADMIT), client.register_script(RECORD_FAILURE)
-
-
-@receiver(setting_changed)
-def _forget_scripts(*, setting, **kwargs):
-    """A test that points the cache at another Redis gets scripts there."""
-    if setting in ("CACHES", "REDIS_URL"):
-        _scripts.cache_clear()
 
 
 def _counter(*parts) -> str:

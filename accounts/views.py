@@ -30,14 +30,14 @@ from accounts.forms import (
 from accounts.key_handover import raw_key_forget, raw_key_hand_over, raw_key_take
 from accounts.models import ApiKey, Developer, key_usable, month_start
 from accounts.reauth import recent_authentication_required
-from accounts.requestlog import RETENTION, request_log_for
-from accounts.selectors import (
+from accounts.selectors.portal import (
     developer_for_user,
     developer_key,
     developer_keys,
     developer_usage,
     developer_usage_lines,
 )
+from accounts.selectors.request_log import RETENTION, request_log_for
 from accounts.services import (
     KeyNotAllowed,
     access_request_submit,

@@ -1,13 +1,13 @@
 """The request log and metrics, switchable per request for the `lookup-quiet` and
 `lookup-unlogged` scenarios."""
 
-from phoneintel.requestlog import RequestLogMiddleware
+from phoneintel.access_log import AccessLogMiddleware
 
 QUIET_HEADER = "HTTP_X_BENCH_QUIET"
 UNLOGGED_HEADER = "HTTP_X_BENCH_UNLOGGED"
 
 
-class SwitchableRequestLogMiddleware(RequestLogMiddleware):
+class SwitchableRequestLogMiddleware(AccessLogMiddleware):
     """`X-Bench-Quiet: 1` skips the log line, the request log entry and every metric: the
     same server, process and path with them off, so the pair of scenarios measures only what
     they cost."""

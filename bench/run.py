@@ -130,7 +130,7 @@ SCENARIOS = [
         {**AUTH, "X-Bench-Quiet": "1"},
         {"phone": "+14155550123"},
     ),
-    # The same lookup without its developer request log entry (accounts/requestlog.py), its
+    # The same lookup without its developer request log entry (accounts/request_log_writer.py), its
     # log line and metrics kept: what the request log costs (bench/middleware.py).
     Scenario(
         "lookup-unlogged",

@@ -12,7 +12,7 @@ ALLOWED_HOSTS = [*_ALLOWED_HOSTS, "127.0.0.1"]
 # `X-Bench-Quiet: 1` turns the request log line and the metrics off (bench/middleware.py).
 MIDDLEWARE = [
     "bench.middleware.SwitchableRequestLogMiddleware"
-    if name == "phoneintel.requestlog.RequestLogMiddleware"
+    if name == "phoneintel.access_log.AccessLogMiddleware"
     else name
     for name in _MIDDLEWARE
 ]

@@ -7,7 +7,7 @@ _PRODUCTS = Product._meta.db_table
 _SWITCH = LookupSwitch._meta.db_table
 
 # What is paused, as two columns any read can add: the API reads them with the key
-# (`accounts.selectors.api_key_read`), so a pause costs no round trip of its own and takes
+# (`accounts.selectors.key_read.api_key_read`), so a pause costs no round trip of its own and takes
 # effect on the next request; the browser checkers read them alone (`pauses_now`).
 PAUSES_SQL = (
     f"ARRAY(SELECT slug FROM {_PRODUCTS} WHERE is_paused) AS paused_products,"  # noqa: S608

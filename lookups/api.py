@@ -26,13 +26,14 @@ from lookups.idempotency import HEADER, Claim, claim_or_replay, idempotency_key,
 from lookups.inputs import LookupInput
 from lookups.products import PRODUCTS, LookupProduct
 from lookups.services import lookup_bulk, lookup_one
-from phoneintel.envelope import json_response, success
+from phoneintel.envelope import success
 from phoneintel.openapi import (
     AUTHENTICATED_ERROR_STATUSES,
     PUBLIC_ERROR_STATUSES,
     envelope,
     error_responses,
 )
+from phoneintel.renderers import json_response
 
 
 def idempotency_parameter(*, required: bool) -> OpenApiParameter:

@@ -25,7 +25,7 @@ from typing import NamedTuple
 from django.http import HttpResponse
 from django.utils import timezone
 
-from accounts.selectors import AuthenticatedKey
+from accounts.selectors.key_read import AuthenticatedKey
 from lookups.models import IdempotentRequest
 from phoneintel.db import hot_cursor
 from phoneintel.errors import ApiError, ErrorCode

@@ -5,39 +5,15 @@ from functools import cache
 from drf_spectacular.utils import OpenApiExample, PolymorphicProxySerializer, inline_serializer
 from rest_framework import serializers
 
-from catalog.permissions import paused
+from catalog.pause_check import paused
 from lookups.idempotency import conflict, in_progress, key_required
 from lookups.inputs import check_input, problems_error
 from lookups.phone import parse_phone
-from lookups.risk import LEVELS, REASON_CHOICES
+from lookups.products import PRODUCTS
+from lookups.result_fields import phone_number_field
+from lookups.sandbox import TEST_NUMBERS, test_number_required
 from phoneintel.errors import ErrorCode
 from phoneintel.openapi import register_error_examples
-
-
-def phone_number_field():
-    return serializers.CharField(help_text="The number in E.164, e.g. `+442079460018`.")
-
-
-def found_field():
-    return serializers.BooleanField(help_text="Always true in a found result.")
-
-
-@cache
-def risk_schema():
-    return inline_serializer(
-        "Risk",
-        {
-            "score": serializers.IntegerField(min_value=0, max_value=100),
-            "level": serializers.ChoiceField(
-                choices=LEVELS, help_text="low 0-39, medium 40-69, high 70-100."
-            ),
-            "reasons": serializers.ListField(
-                child=serializers.ChoiceField(choices=REASON_CHOICES),
-                help_text="What raised the score, strongest contribution first; `[]` when"
-                " nothing did (the score is then 0). Each code appears at most once.",
-            ),
-        },
-    )
 
 
 @cache
@@ -107,8 +83,6 @@ def examples(product) -> list[OpenApiExample]:
 
 @cache
 def bulk_result():
-    from lookups.products import PRODUCTS  # the products are declared with this module's fields
-
     any_result = PolymorphicProxySerializer(
         component_name="AnyLookupResult",
         serializers=[*(found_schema(p) for p in PRODUCTS.values()), not_found_result()],
@@ -143,8 +117,6 @@ def bulk_result():
 
 
 def bulk_examples() -> list[OpenApiExample]:
-    from lookups.products import PRODUCTS
-
     inputs = [
         {"phone": "+1 415 555 0123"},
         {"phone": "12345"},
@@ -194,8 +166,6 @@ def bulk_examples() -> list[OpenApiExample]:
 
 
 def _test_number_required():
-    from lookups.sandbox import test_number_required
-
     return problems_error([test_number_required(parse_phone("+14155550123", None), "")])
 
 
@@ -214,8 +184,6 @@ register_error_examples(
 
 def sandbox_section(result, generator, request, public):
     """Postprocessing hook: the OpenAPI description's Sandbox section, made from the table."""
-    from lookups.sandbox import TEST_NUMBERS  # the table is declared with this module's fields
-
     rows = "\n".join(
         f"| `{number.phone}` | {number.product or 'any'} | {number.answers} |"
         for number in TEST_NUMBERS

@@ -17,8 +17,8 @@ from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
 
 from lookups import selectors
-from lookups.openapi import found_field, phone_number_field, risk_schema
 from lookups.phone import NUMBER_TYPES, ParsedPhone, allocation_carrier_name
+from lookups.result_fields import found_field, phone_number_field, risk_schema
 from lookups.risk import MODEL_DESCRIPTION, assess_risk_from_tally
 from lookups.selectors import Read, ReadRow
 

@@ -15,8 +15,7 @@ report part is split among the report reasons in proportion to their evidence.
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -141,12 +140,6 @@ and the cap:
 
 
 @dataclass(frozen=True, slots=True)
-class Report:
-    category: str
-    reported_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
 class RiskAssessment:
     score: int
     level: str
@@ -164,30 +157,14 @@ def level_for_score(score: int) -> str:
     return "low" if score < 40 else "medium" if score < 70 else "high"
 
 
-def _require_aware(moment: datetime) -> None:
-    if moment.utcoffset() is None:
-        raise ValueError("datetimes must be timezone-aware")
-
-
 def recency_bounds(now: datetime) -> list[datetime]:
     """The oldest moment of each of RECENCY_FACTORS' buckets, newest bucket first.
 
     A report belongs to the first bucket whose bound it is at or after, else to the
-    last, older one. `recency_bucket` applies it here; the risk read applies the same
-    bounds in SQL (`lookups.selectors.risk_read`), so the two cannot drift apart.
+    last, older one (a report dated after `now`, clock skew, is in the newest). The risk
+    read applies the bounds in SQL (`lookups.selectors.risk_read`).
     """
     return [now - timedelta(days=days) for days, _factor in RECENCY_FACTORS]
-
-
-def recency_bucket(reported_at: datetime, now: datetime) -> int:
-    """Index into RECENCY_FACTORS; len(RECENCY_FACTORS) means older than all of them.
-
-    A report dated after `now` (clock skew) is in the newest bucket.
-    """
-    for bucket, bound in enumerate(recency_bounds(now)):
-        if reported_at >= bound:
-            return bucket
-    return len(RECENCY_FACTORS)
 
 
 def _bucket_factor(bucket: int) -> float:
@@ -196,17 +173,6 @@ def _bucket_factor(bucket: int) -> float:
 
 # (category, recency bucket) -> number of reports; what the database aggregates for us.
 ReportTally = Mapping[tuple[str, int], int]
-
-
-def assess_risk(
-    *, number_type: str, exposed: bool, reports: Iterable[Report], now: datetime
-) -> RiskAssessment:
-    _require_aware(now)
-    tally: Counter[tuple[str, int]] = Counter()
-    for report in reports:
-        _require_aware(report.reported_at)
-        tally[(report.category, recency_bucket(report.reported_at, now))] += 1
-    return assess_risk_from_tally(number_type=number_type, exposed=exposed, tally=tally)
 
 
 def assess_risk_from_tally(

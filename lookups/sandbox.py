@@ -20,14 +20,14 @@ from hashlib import sha256
 from django.core.cache import cache
 from django.utils import timezone
 
-from accounts.selectors import AuthenticatedKey, UsageSummary
+from accounts.selectors.key_read import AuthenticatedKey
+from accounts.selectors.usage import UsageSummary
 from accounts.services.units import QuotaExceeded
 from accounts.throttling import key_rate_exceeded
 from lookups.inputs import InputProblem
 from lookups.phone import NUMBER_TYPES, ParsedPhone
 from lookups.risk import REASON_DESCRIPTIONS, RiskReason
-from phoneintel.envelope import server_error
-from phoneintel.errors import ApiError, ErrorCode
+from phoneintel.errors import ApiError, ErrorCode, server_error
 
 LOW = {"score": 0, "level": "low", "reasons": []}
 # How long a 503-then-200 number remembers the Idempotency-Keys it has refused once.
@@ -60,8 +60,6 @@ def _risk(score: int, *reasons: RiskReason) -> dict:
 def _nanp(last: int) -> str:
     return f"+1202555{last:04d}"
 
-
-_RISKY = ("phone-lookup", "phone-risk")
 
 TEST_NUMBERS: tuple[TestNumber, ...] = (
     TestNumber(_nanp(100), "low risk, no reasons, 0 reports", "An ordinary number nobody"

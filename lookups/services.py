@@ -1,7 +1,7 @@
 """A lookup, in the order a request lives it: check the input, read and charge, answer.
 
 By the time a view calls here, DRF's steps have admitted the request: the key's one read
-(`accounts.authentication`), the pause permission (`catalog.permissions`) and the rate
+(`accounts.authentication`), the pause permission (`catalog.pause_check`) and the rate
 throttle's one Redis command (`accounts.throttling`). Round trips per request, counted on
 the wire by `lookups/tests/test_round_trips.py` (a PostgreSQL round trip is a Sync or a
 simple Query; BEGIN and COMMIT count):
@@ -27,9 +27,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from accounts.selectors import AuthenticatedKey
+from accounts.selectors.key_read import AuthenticatedKey
 from accounts.services.units import QuotaExceeded, charge_units
-from catalog.permissions import refuse_if_paused
+from catalog.pause_check import refuse_if_paused
 from lookups import sandbox, selectors
 from lookups.bulk import bulk_items, bulk_request, check_items
 from lookups.idempotency import Claim
@@ -37,7 +37,8 @@ from lookups.inputs import check_input, problems_error
 from lookups.phone import ParsedPhone
 from lookups.products import LookupProduct, product_read, results
 from phoneintel.db import drop_if_closed_while_idle
-from phoneintel.envelope import render_json, success_body
+from phoneintel.envelope import success_body
+from phoneintel.renderers import render_json
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 
 from accounts.models import ApiKey, month_start
-from accounts.selectors import UsageSummary
+from accounts.selectors.usage import UsageSummary
 from catalog.selectors import catalog_products, product_is_paused
 from lookups import sandbox
 from lookups.browser import protection

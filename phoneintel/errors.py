@@ -1,9 +1,10 @@
-"""The one error type, its codes and the one table from code to HTTP status.
+"""The one error type, its codes, the one table from code to HTTP status, and the errors
+the plumbing itself answers (invalid JSON, no key, no such endpoint, ...).
 
 Every non-200 answer under /v1/ is an `ApiError` rendered into the contract's
-error envelope by `phoneintel.envelope`; the browser checkers raise the same type
-and render it in the same shape. Views raise; nobody builds error bodies, and no
-`raise` names a status: `STATUS` holds it.
+error envelope (`phoneintel.envelope`) by `phoneintel.exception_handler`; the browser
+checkers raise the same type and render it in the same shape. Views raise; nobody builds
+error bodies, and no `raise` names a status: `STATUS` holds it.
 """
 
 from enum import StrEnum
@@ -136,3 +137,33 @@ class ApiError(APIException):
 def too_many_requests() -> ApiError:
     """The 429 of a limit that says no more than that (django-ratelimit on the site's forms)."""
     return ApiError(ErrorCode.RATE_LIMITED, "Too many requests.", retry_after=60)
+
+
+def invalid_json() -> ApiError:
+    return ApiError(ErrorCode.INVALID_JSON, "The request body is not valid JSON.")
+
+
+def missing_api_key() -> ApiError:
+    return ApiError.unauthorized(
+        ErrorCode.MISSING_API_KEY, "Send your API key in the header 'Authorization: Bearer <key>'."
+    )
+
+
+def method_not_allowed(method: str) -> ApiError:
+    return ApiError(ErrorCode.METHOD_NOT_ALLOWED, f'Method "{method}" not allowed.')
+
+
+def payload_too_large(limit: int) -> ApiError:
+    return ApiError(
+        ErrorCode.PAYLOAD_TOO_LARGE, f"The request body is larger than the limit of {limit} bytes."
+    )
+
+
+def not_found() -> ApiError:
+    return ApiError(ErrorCode.NOT_FOUND, "No such endpoint. See /v1/data/openapi.json.")
+
+
+def server_error() -> ApiError:
+    return ApiError(
+        ErrorCode.SERVER_ERROR, "The server failed to answer. Nothing was charged; try again."
+    )

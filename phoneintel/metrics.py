@@ -14,12 +14,9 @@ codes, product slugs, store names).
 import hmac
 import os
 
-import redis.exceptions
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
-from django_redis.exceptions import ConnectionInterrupted
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     REGISTRY,
@@ -61,22 +58,6 @@ REFUSALS = Counter(
     " request rate), auth_failures (failed authentications from one address).",
     ["limit"],
 )
-
-POSTGRESQL, REDIS = "postgresql", "redis"
-_STORE_ERRORS = (
-    (POSTGRESQL, (OperationalError, InterfaceError)),
-    (REDIS, (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)),
-    # django-redis raises this in place of redis-py's error, which is its cause.
-    (REDIS, (ConnectionInterrupted,)),
-)
-
-
-def failed_store(exc: BaseException) -> str | None:
-    """`postgresql` or `redis` when `exc` means that store failed; else None."""
-    for store, errors in _STORE_ERRORS:
-        if isinstance(exc, errors):
-            return store
-    return None
 
 
 def store_failure(store: str) -> None:

@@ -9,7 +9,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.handlers.wsgi import LimitedStream
 from django.utils.module_loading import import_string
 
-from phoneintel.envelope import error_response, is_api_path, payload_too_large
+from phoneintel.envelope import error_response, is_api_path
+from phoneintel.errors import payload_too_large
 
 
 def new_request_id() -> str:
@@ -32,7 +33,7 @@ class RequestContextMiddleware:
         request.request_id = new_request_id()
         request.response_headers = {}
         request.after_response = []
-        request.log_context = {}  # what the request log line says (phoneintel/requestlog.py)
+        request.log_context = {}  # what the request log line says (phoneintel/access_log.py)
         response = self.get_response(request)
         for name, value in request.response_headers.items():
             if name not in response:

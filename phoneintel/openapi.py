@@ -12,7 +12,11 @@ from django.core.exceptions import ImproperlyConfigured
 from drf_spectacular.utils import OpenApiResponse, inline_serializer
 from rest_framework import serializers
 
-from phoneintel.envelope import (
+from phoneintel.errors import (
+    API_ERROR_CODES,
+    CODES_BY_STATUS,
+    ApiError,
+    ErrorCode,
     invalid_json,
     method_not_allowed,
     missing_api_key,
@@ -20,7 +24,6 @@ from phoneintel.envelope import (
     payload_too_large,
     server_error,
 )
-from phoneintel.errors import API_ERROR_CODES, CODES_BY_STATUS, ApiError, ErrorCode
 
 ERROR_DESCRIPTIONS = {
     400: "Invalid JSON (or a body that is not JSON), or a required Idempotency-Key is missing."

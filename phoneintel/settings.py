@@ -63,7 +63,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "phoneintel.requestlog.RequestLogMiddleware",
+    "phoneintel.access_log.AccessLogMiddleware",
     # Outermost, so every response (errors from inner layers too) gets the id.
     "phoneintel.middleware.RequestContextMiddleware",
     # Before anything can read the body.
@@ -281,13 +281,13 @@ REST_FRAMEWORK = {
     # command). Every endpoint with a key asks all of them.
     "DEFAULT_PERMISSION_CLASSES": [
         "rest_framework.permissions.IsAuthenticated",
-        "catalog.permissions.ProductOpen",
+        "catalog.pause_check.ProductOpen",
     ],
     "DEFAULT_THROTTLE_CLASSES": ["accounts.throttling.ApiKeyRateThrottle"],
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "phoneintel.envelope.JsonOnlyNegotiation",
-    "DEFAULT_PARSER_CLASSES": ["phoneintel.envelope.JsonParser"],
-    "DEFAULT_RENDERER_CLASSES": ["phoneintel.envelope.JsonRenderer"],
-    "EXCEPTION_HANDLER": "phoneintel.envelope.exception_handler",
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "phoneintel.renderers.JsonOnlyNegotiation",
+    "DEFAULT_PARSER_CLASSES": ["phoneintel.parsers.JsonParser"],
+    "DEFAULT_RENDERER_CLASSES": ["phoneintel.renderers.JsonRenderer"],
+    "EXCEPTION_HANDLER": "phoneintel.exception_handler.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
     "UNAUTHENTICATED_TOKEN": None,
@@ -323,11 +323,11 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 
-# The developer's request log (accounts/requestlog.py): every API request with a valid key,
+# The developer's request log (accounts/request_log_writer.py): every API request with a valid key,
 # kept in memory by the process and written after the answer, in batches, by a thread of
 # its own every REQUEST_LOG_FLUSH_SECONDS (0: only when `request_log_flush()` is called).
 REQUEST_LOG_ENABLED = env.bool("REQUEST_LOG_ENABLED", default=True)
-REQUEST_LOG_WRITER = "accounts.requestlog.writer"
+REQUEST_LOG_WRITER = "accounts.request_log_writer.writer"
 REQUEST_LOG_FLUSH_SECONDS = env.float("REQUEST_LOG_FLUSH_SECONDS", default=1.0)
 # A flush starts early once this many wait.
 REQUEST_LOG_BATCH_SIZE = env.int("REQUEST_LOG_BATCH_SIZE", default=500)

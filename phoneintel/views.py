@@ -5,14 +5,9 @@ import sys
 from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt, requires_csrf_token
 
-from phoneintel.envelope import (
-    error_response,
-    is_api_path,
-    not_found,
-    server_error,
-    store_unavailable,
-)
-from phoneintel.errors import ApiError, ErrorCode, too_many_requests
+from phoneintel.envelope import error_response, is_api_path
+from phoneintel.errors import ApiError, ErrorCode, not_found, server_error, too_many_requests
+from phoneintel.exception_handler import store_unavailable
 from phoneintel.middleware import new_request_id
 
 

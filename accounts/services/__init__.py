@@ -31,6 +31,7 @@ from accounts.services.keys import (
     developer_key_create,
     key_expiry_notices_send,
 )
+from accounts.services.request_log import request_log_purge
 from accounts.services.units import QuotaExceeded, charge_units
 
 __all__ = [
@@ -60,6 +61,7 @@ __all__ = [
     "key_expiry_notices_send",
     "quota_alerts_queue",
     "quota_alerts_reset",
+    "request_log_purge",
     "signup_complete",
     "signup_link_find",
     "signup_link_issue",

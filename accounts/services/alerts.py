@@ -13,11 +13,12 @@ from django.db import transaction
 
 from accounts.emails import email_queue
 from accounts.models import ApiKey, MonthlyUsage, QuotaAlert, User, month_start
-from accounts.selectors import AuthenticatedKey, UsageSummary
+from accounts.selectors.key_read import AuthenticatedKey
+from accounts.selectors.usage import UsageSummary
 
 
 def quota_alerts_queue(
-    *, api_key: ApiKey | AuthenticatedKey, thresholds: Iterable[int], usage: UsageSummary
+    *, api_key: AuthenticatedKey, thresholds: Iterable[int], usage: UsageSummary
 ) -> None:
     """One email to the key's owner, for the highest threshold the charge reached first.
 

@@ -10,7 +10,7 @@ from django.utils import timezone
 from accounts import crypto
 from accounts.emails import email_queue
 from accounts.models import KEY_LIFETIME, ApiKey, Developer, KeyExpiryNotice, key_usable
-from accounts.selectors import AuthenticatedKey, api_key_read
+from accounts.selectors.key_read import AuthenticatedKey, api_key_read
 from accounts.services.alerts import quota_alerts_reset
 from phoneintel.errors import ErrorCode
 

@@ -1,8 +1,8 @@
 """Charging units: the one statement that checks and charges a key's quota and its
 developer's allowance.
 
-Every charge (a single lookup, an idempotent one, a bulk call, staff tooling) runs
-`charge_units`, whose statement:
+Every charge (a single lookup, an idempotent one, a bulk call) runs `charge_units`, with
+the key as the request's authentication read it, whose statement:
 - adds the units to the key's month (its lineage's: a rolled key continues its
   predecessor's), only if they fit its quota: an atomic conditional upsert
   (`INSERT … ON CONFLICT DO UPDATE … WHERE used + n <= quota`) that takes the month's row
@@ -38,12 +38,8 @@ from accounts.models import (
     QuotaAlert,
     month_start,
 )
-from accounts.selectors import (
-    AuthenticatedKey,
-    UsageSummary,
-    developer_allowance,
-    usage_for_key,
-)
+from accounts.selectors.key_read import AuthenticatedKey, usage_for_key
+from accounts.selectors.usage import UsageSummary
 from accounts.services.alerts import quota_alerts_queue
 from phoneintel.db import READ_COLUMNS, ReadRow, hot_cursor
 from phoneintel.errors import ApiError, ErrorCode
@@ -140,7 +136,7 @@ class Charged:
 
 
 def charge_units(
-    *, api_key: AuthenticatedKey | ApiKey, units: int, now: datetime, product: str, read=None
+    *, api_key: AuthenticatedKey, units: int, now: datetime, product: str, read=None
 ) -> Charged:
     """Adds `units` of `product` to this month's usage of the key and runs `read` (any object
     with `sql` and `params` whose rows are `ReadRow`s) in the same statement; or raises
@@ -153,17 +149,13 @@ def charge_units(
         sql += f" UNION ALL SELECT * FROM ({read.sql}) AS r ({READ_COLUMNS})"  # noqa: S608
         params = read.params
     live = api_key.mode == ApiKey.Mode.LIVE
-    # The allowance as the request read it with its key (staff tooling reads it here): a
-    # refusal can say what is left without a read after the failed statement, which inside
-    # an idempotent call's transaction could run nothing more.
-    allowance = (
-        api_key.allowance
-        if isinstance(api_key, AuthenticatedKey)
-        else developer_allowance(developer_id=api_key.developer_id, now=now)
-    )
+    # The allowance as the request read it with its key: a refusal can say what is left
+    # without a read after the failed statement, which inside an idempotent call's
+    # transaction could run nothing more.
+    allowance = api_key.allowance
     params = params | {
         "key": api_key.pk,
-        "lineage": api_key.lineage_id or api_key.pk,
+        "lineage": api_key.lineage_id,
         "quota": api_key.monthly_quota,
         "developer": api_key.developer_id,
         "allowance": allowance.units_quota if live else 0,

@@ -20,7 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import MonthlyUsage, QuotaAlert, month_start
-from accounts.services import api_key_create, charge_units
+from accounts.services import api_key_create
 from conftest import ROOT, _test_database_url
 
 pytestmark = pytest.mark.django_db
@@ -104,22 +104,22 @@ def test_a_bulk_call_that_passes_both_thresholds_sends_one_email_for_100(client,
     assert replay["Idempotent-Replayed"] == "true" and emails == []
 
 
-def test_a_charge_that_reaches_80_but_not_100_says_what_is_left(make_key, sent):
+def test_a_charge_that_reaches_80_but_not_100_says_what_is_left(make_key, sent, charge):
     key, _ = make_key(monthly_quota=10)
     now = timezone.now()
-    _, emails = sent(lambda: charge_units(api_key=key, units=9, now=now, product="phone-risk"))
+    _, emails = sent(lambda: charge(key, 9, now=now))
     [email] = emails
     assert email.subject.endswith("has used 80% of its monthly quota")
     assert "1 unit left until the quota resets" in email.body
     assert "No units are left" not in email.body
-    _, emails = sent(lambda: charge_units(api_key=key, units=1, now=now, product="phone-risk"))
+    _, emails = sent(lambda: charge(key, 1, now=now))
     [email] = emails
     assert email.subject.endswith("has used 100% of its monthly quota")
     assert "No units are left" in email.body and alerts(key) == {80, 100}
 
 
 def test_a_charge_rolled_back_leaves_no_alert_and_sends_nothing(
-    make_key, mailoutbox, eager_tasks, django_capture_on_commit_callbacks
+    make_key, mailoutbox, eager_tasks, django_capture_on_commit_callbacks, charge
 ):
     key, _ = make_key(monthly_quota=5)
     with (
@@ -127,19 +127,17 @@ def test_a_charge_rolled_back_leaves_no_alert_and_sends_nothing(
         pytest.raises(RuntimeError),
         transaction.atomic(),
     ):
-        charge_units(api_key=key, units=5, now=timezone.now(), product="phone-risk")
+        charge(key, 5, now=timezone.now())
         raise RuntimeError("the lookup failed after charging")
     assert callbacks == [] and mailoutbox == []
     assert alerts(key) == set() and not MonthlyUsage.objects.filter(api_key=key).exists()
 
 
-def test_alerts_are_per_month(make_key, sent):
+def test_alerts_are_per_month(make_key, sent, charge):
     key, _ = make_key(monthly_quota=5)
     for moment in (datetime(2026, 11, 20, tzinfo=UTC), datetime(2026, 12, 2, tzinfo=UTC)):
         with time_machine.travel(moment, tick=False):
-            _, emails = sent(
-                lambda at=moment: charge_units(api_key=key, units=4, now=at, product="phone-risk")
-            )
+            _, emails = sent(lambda at=moment: charge(key, 4, now=at))
         assert [e.subject.endswith("has used 80% of its monthly quota") for e in emails] == [True]
     periods = QuotaAlert.objects.filter(api_key=key).values_list("period", flat=True)
     assert sorted(f"{p:%Y-%m}" for p in periods) == ["2026-11", "2026-12"]

@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from accounts.models import Developer
-from accounts.services import api_key_create, charge_units
+from accounts.services import api_key_create
 from accounts.tasks import send_key_expiry_notices
 from accounts.tests.conftest import PASSWORD
 
@@ -33,7 +33,7 @@ def _site_url(settings):
     settings.ALLOWED_HOSTS = ["elsewhere.example.test"]
 
 
-def test_every_email_links_to_site_url(client, staff_client, make_developer, sent):
+def test_every_email_links_to_site_url(client, staff_client, make_developer, sent, charge):
     emails = []
     # Requests that came in on another address than SITE_URL's.
     on_another_host = {"HTTP_HOST": "elsewhere.example.test"}
@@ -64,9 +64,7 @@ def test_every_email_links_to_site_url(client, staff_client, make_developer, sen
     key, _ = api_key_create(developer=known, name="Soon", monthly_quota=1)
     key.expires_at = timezone.now() + timedelta(days=3)
     key.save()
-    _, out = sent(
-        lambda: charge_units(api_key=key, units=1, now=timezone.now(), product="phone-risk")
-    )
+    _, out = sent(lambda: charge(key, 1, now=timezone.now()))
     emails += out
     known.access = Developer.Access.APPROVED
     known.save()

@@ -14,7 +14,7 @@ from django.test import Client
 from django.utils import timezone
 
 from accounts.models import RequestLogEntry
-from accounts.requestlog import request_log_flush, writer
+from accounts.request_log_writer import request_log_flush, writer
 from accounts.services import api_key_create
 from accounts.tasks import purge_request_log
 from accounts.tests.conftest import PASSWORD
@@ -183,7 +183,7 @@ def test_a_failed_write_is_logged_and_dropped(client, make_key, monkeypatch, cap
 
     # Inside the test's transaction the failure is not retried on a fresh connection.
     monkeypatch.setattr(writer, "_insert", unreachable)
-    with caplog.at_level(logging.WARNING, logger="accounts.requestlog"):
+    with caplog.at_level(logging.WARNING, logger="accounts.request_log_writer"):
         assert request_log_flush() == 0
     assert "1 entries not written (OperationalError)" in caplog.text
     monkeypatch.undo()
@@ -195,7 +195,7 @@ def test_the_buffer_is_bounded(client, make_key, settings, caplog):
     settings.REQUEST_LOG_BUFFER_SIZE = 2
     answers = [post(client, raw) for _ in range(3)]
     assert [a.status_code for a in answers] == [200, 200, 200]  # answered all the same
-    with caplog.at_level(logging.WARNING, logger="accounts.requestlog"):
+    with caplog.at_level(logging.WARNING, logger="accounts.request_log_writer"):
         assert request_log_flush() == 2
     assert "1 entries dropped" in caplog.text
     assert [r.request_id for r in entries()] == [a["X-Request-Id"] for a in answers[:2]]

@@ -8,7 +8,7 @@ import httpx
 import pytest
 from django.apps import apps
 
-from accounts.requestlog import request_log_flush
+from accounts.request_log_writer import request_log_flush
 from accounts.services import api_key_create
 from accounts.tests.conftest import PASSWORD
 from conftest import SCREENSHOTS

@@ -12,9 +12,10 @@ from django.conf import settings
 from django.core import mail
 from django.utils import timezone
 
+from accounts.emails import send_email
 from accounts.models import Developer, KeyExpiryNotice, SignupLink
 from accounts.services import api_key_create, api_key_roll, signup_link_issue
-from accounts.tasks import purge_signup_links, send_email, send_key_expiry_notices
+from accounts.tasks import purge_signup_links, send_key_expiry_notices
 from conftest import ROOT, _test_database_url
 from phoneintel.celery import app as celery_app
 

@@ -11,28 +11,21 @@ from accounts.services import QuotaExceeded, api_key_authenticate, charge_units
 pytestmark = pytest.mark.django_db
 
 
-def test_a_refused_charge_writes_no_daily_units(make_key):
+def test_a_refused_charge_writes_no_daily_units(make_key, charge):
     key, _ = make_key(monthly_quota=3)
     now = timezone.now()
-    charge_units(api_key=key, units=2, now=now, product="phone-risk")
+    charge(key, 2, now=now)
     with pytest.raises(QuotaExceeded):
-        charge_units(api_key=key, units=2, now=now, product="phone-risk")
-    charge_units(api_key=key, units=1, now=now, product="phone-risk")
+        charge(key, 2, now=now)
+    charge(key, 1, now=now)
     assert MonthlyUsage.objects.get(api_key=key).units_used == 3
     assert DailyUsage.objects.get(api_key=key).units_used == 3
 
 
-def test_daily_rows_follow_the_utc_day(make_key):
+def test_daily_rows_follow_the_utc_day(make_key, charge):
     key, _ = make_key()
-    charge_units(
-        api_key=key,
-        units=1,
-        now=datetime(2026, 11, 3, 23, 59, 59, tzinfo=UTC),
-        product="phone-risk",
-    )
-    charge_units(
-        api_key=key, units=2, now=datetime(2026, 11, 4, 0, 0, 0, tzinfo=UTC), product="phone-risk"
-    )
+    charge(key, 1, now=datetime(2026, 11, 3, 23, 59, 59, tzinfo=UTC))
+    charge(key, 2, now=datetime(2026, 11, 4, 0, 0, 0, tzinfo=UTC))
     assert dict(DailyUsage.objects.values_list("day", "units_used")) == {
         date(2026, 11, 3): 1,
         date(2026, 11, 4): 2,

@@ -10,7 +10,6 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from accounts.models import MonthlyUsage
-from accounts.services import charge_units
 from lookups.idempotency import (
     RETENTION,
     Claim,
@@ -128,7 +127,9 @@ def _wait_until_ended(pid: int) -> None:
             time.sleep(0.02)
 
 
-def test_a_request_whose_twin_committed_first_stores_nothing_and_is_not_charged(key, units_used):
+def test_a_request_whose_twin_committed_first_stores_nothing_and_is_not_charged(
+    key, units_used, charge
+):
     """The backstop: a request that took the lock just as its twin committed (too late to
     read the twin's answer) cannot store a second answer, and its charge rolls back."""
     now = timezone.now()
@@ -145,7 +146,7 @@ def test_a_request_whose_twin_committed_first_stores_nothing_and_is_not_charged(
             response_body='{"from":"twin"}',
             expires_at=now + RETENTION,
         )
-        charge_units(api_key=key[0], units=1, now=now, product="phone-risk")
+        charge(key[0], 1, now=now)
         late.complete(body=b'{"from":"late"}', request_id="req_late")
     assert refused.value.code == ErrorCode.IDEMPOTENCY_IN_PROGRESS
     assert units_used(key[0]) == 0

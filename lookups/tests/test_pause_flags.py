@@ -1,6 +1,6 @@
 """A pause takes effect on the very next request, on every process: the pause flags are read
 with the key (`catalog.selectors.PAUSES_SQL`), and refused by DRF's permission step
-(`catalog.permissions.ProductOpen`), after the key and before anything is charged."""
+(`catalog.pause_check.ProductOpen`), after the key and before anything is charged."""
 
 import uuid
 from importlib import import_module

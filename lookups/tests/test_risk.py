@@ -13,12 +13,11 @@ from lookups.risk import (
     REASON_DESCRIPTIONS,
     REASON_LABELS,
     REPORT_CATEGORIES,
-    Report,
     RiskAssessment,
     RiskReason,
-    assess_risk,
     level_for_score,
 )
+from lookups.tests.risk_reports import Report, assess_risk
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 ORDINARY = ("mobile", "fixed_line", "fixed_line_or_mobile")

@@ -30,10 +30,10 @@ def assert_unavailable(response) -> None:
 
 @pytest.mark.parametrize("failure", sorted(STORE_FAILURES))
 def test_a_store_failing_in_a_view_is_503_and_logged_without_its_text(client, caplog, failure):
-    with caplog.at_level(logging.WARNING, logger="phoneintel.envelope"):
+    with caplog.at_level(logging.WARNING, logger="phoneintel.exception_handler"):
         response = client.get(f"/v1/probe/store/{failure}")
     assert_unavailable(response)
-    [record] = [r for r in caplog.records if r.name == "phoneintel.envelope"]
+    [record] = [r for r in caplog.records if r.name == "phoneintel.exception_handler"]
     assert record.getMessage().startswith(f"{STORES[failure.split('-')[0]]} unavailable (")
     assert response["X-Request-Id"] in record.getMessage()
     assert "+1415" not in record.getMessage() and "refused" not in record.getMessage()

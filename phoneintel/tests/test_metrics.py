@@ -21,7 +21,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from accounts.models import MonthlyUsage
 from harness.app import free_port
-from phoneintel.metrics import failed_store
+from phoneintel.exception_handler import store_unavailable
 
 TOKEN = "metrics-token-0123456789"
 SCRAPE = {"HTTP_AUTHORIZATION": f"Bearer {TOKEN}"}
@@ -207,7 +207,7 @@ def test_counting_and_logging_add_no_round_trip(make_key, monkeypatch, settings)
     round_trips(Client())  # the key's first use also records last_used_at
     with_them = round_trips(Client())
     settings.MIDDLEWARE = [
-        name for name in settings.MIDDLEWARE if name != "phoneintel.requestlog.RequestLogMiddleware"
+        name for name in settings.MIDDLEWARE if name != "phoneintel.access_log.AccessLogMiddleware"
     ]
     without_them = round_trips(Client())  # a client loads the middleware when it starts
     assert with_them == without_them
@@ -217,13 +217,36 @@ def test_counting_and_logging_add_no_round_trip(make_key, monkeypatch, settings)
 # --- Store failures -------------------------------------------------------------------
 
 
-def test_store_errors_are_told_apart():
-    assert failed_store(OperationalError("connection refused")) == "postgresql"
-    assert failed_store(InterfaceError("connection already closed")) == "postgresql"
-    assert failed_store(RedisConnectionError("refused")) == "redis"
-    assert failed_store(RedisTimeoutError("timed out")) == "redis"
-    assert failed_store(ConnectionInterrupted(connection=None)) == "redis"
-    assert failed_store(ValueError("not a store")) is None
+STORE_FAILURES = "phoneintel_store_failures_total"
+
+
+@pytest.mark.parametrize(
+    ("error", "store"),
+    [
+        (OperationalError("connection refused"), "postgresql"),
+        (InterfaceError("connection already closed"), "postgresql"),
+        (RedisConnectionError("refused"), "redis"),
+        (RedisTimeoutError("timed out"), "redis"),
+        (ConnectionInterrupted(connection=None), "redis"),
+        (ValueError("not a store"), None),
+    ],
+)
+def test_store_errors_are_told_apart(scrape, error, store):
+    """The exception handler's one list of store errors decides the 503 and the count."""
+    before = scrape()
+    refusal = store_unavailable(error, request=None)
+    after = scrape()
+    counted = {
+        name: after[sample(STORE_FAILURES, store=name)] - before[sample(STORE_FAILURES, store=name)]
+        for name in ("postgresql", "redis")
+    }
+    if store is None:
+        assert refusal is None
+        assert counted == {"postgresql": 0, "redis": 0}
+    else:
+        assert (refusal.status_code, refusal.code) == (503, "service_unavailable")
+        assert int(refusal.headers["Retry-After"]) >= 1
+        assert counted == {"postgresql": 0, "redis": 0} | {store: 1}
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rest_framework.renderers import JSONRenderer
 
-from phoneintel.envelope import render_json
+from phoneintel.renderers import render_json
 
 # Texts with what JSON escapes (controls, quotes, backslashes), what DRF escapes
 # (U+2028, U+2029), what UTF-8 cannot encode (lone surrogates) and the rest of Unicode.

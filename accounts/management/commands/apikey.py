@@ -10,7 +10,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from accounts.models import RATE_RE, ApiKey
-from accounts.selectors import iso_utc
+from accounts.selectors.usage import iso_utc
 from accounts.services import (
     KeyLifetimeError,
     api_key_create,

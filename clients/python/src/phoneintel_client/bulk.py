@@ -13,15 +13,24 @@ import json
 import uuid
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from phoneintel_client._core import OPERATIONS, Call
 from phoneintel_client.models import PRODUCTS, BulkItem, BulkResult, Response, parse_bulk_result
 
-if TYPE_CHECKING:
-    from phoneintel_client.client import AsyncClient, Client
-
 CALL_SIZE = 50  # the API's most inputs per bulk call
+
+
+class _Sends(Protocol):
+    """What a run needs of its `Client`: send one call, with its retries, and parse the answer."""
+
+    def _execute(self, call: Call[BulkResult]) -> Response[BulkResult]: ...
+
+
+class _SendsAsync(Protocol):
+    """What a run needs of its `AsyncClient`."""
+
+    async def _execute(self, call: Call[BulkResult]) -> Response[BulkResult]: ...
 
 
 def bulk_input(value: str | Mapping[str, Any] | tuple[str, str | None]) -> dict[str, Any]:
@@ -133,7 +142,7 @@ class BulkRun(_Run):
     `quota_exceeded`) is raised from the iteration after the items before it.
     """
 
-    def __init__(self, client: Client, product: str, inputs: Iterable[Any], **options: Any):
+    def __init__(self, client: _Sends, product: str, inputs: Iterable[Any], **options: Any):
         super().__init__(product, inputs, **options)
         self._client = client
         self._chunks = self._run()
@@ -153,7 +162,7 @@ class BulkRun(_Run):
 class AsyncBulkRun(_Run):
     """`BulkRun` for `AsyncClient`: `async for item in run` or `async for chunk in run.chunks()`."""
 
-    def __init__(self, client: AsyncClient, product: str, inputs: Iterable[Any], **options: Any):
+    def __init__(self, client: _SendsAsync, product: str, inputs: Iterable[Any], **options: Any):
         super().__init__(product, inputs, **options)
         self._client = client
         self._chunks = self._run()

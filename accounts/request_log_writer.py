@@ -1,7 +1,9 @@
-"""The request log: each API request made with a valid key, as its developer sees it in the
-portal (`RequestLogEntry`). Written after the answer, in batches; kept 30 days.
+"""The request log's writer: each API request made with a valid key, as its developer sees it
+in the portal (`RequestLogEntry`), written after the answer, in batches. The portal reads it
+with `accounts.selectors.request_log`; entries older than 30 days are purged by
+`accounts.services.request_log`.
 
-How it is hooked. `phoneintel.requestlog.RequestLogMiddleware` builds every /v1/ request's
+How it is hooked. `phoneintel.access_log.AccessLogMiddleware` builds every /v1/ request's
 log line and hands it, with the request's `log_context`, to the object the setting
 `REQUEST_LOG_WRITER` names: `writer` below. The middleware is plumbing and imports no app,
 so a setting names us; the facts only this app knows, the developer and the key's display
@@ -32,7 +34,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection
@@ -40,11 +42,6 @@ from django.db import InterfaceError, OperationalError, connection
 from accounts.models import RequestLogEntry
 
 logger = logging.getLogger(__name__)
-
-RETENTION = timedelta(days=30)
-# The status filter of the portal's page: inclusive ranges; 4xx includes 429.
-STATUS_CLASSES = {"2xx": (200, 299), "4xx": (400, 499), "429": (429, 429), "5xx": (500, 599)}
-PURGE_BATCH = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +51,7 @@ class _Pending:
     started: float  # seconds since the epoch
     developer_id: int
     key_prefix: str
-    line: dict  # the log line's fields (phoneintel/requestlog.py)
+    line: dict  # the log line's fields (phoneintel/access_log.py)
 
     def row(self) -> tuple:
         """Its values in the order of `_COLUMNS`."""
@@ -166,11 +163,6 @@ class RequestLogWriter:
             for row in rows:
                 copy.write_row(row)
 
-    def discard(self) -> None:
-        """Forgets what waits (the tests start each test with an empty buffer)."""
-        with self._lock:
-            self._pending, self._dropped = [], 0
-
     def _flush_forever(self) -> None:
         # Nothing may end this loop: without it the process would log nothing more.
         while True:
@@ -190,43 +182,3 @@ class RequestLogWriter:
 
 writer = RequestLogWriter()
 request_log_flush = writer.flush
-
-
-def request_log_for(
-    *,
-    developer_id: int,
-    now: datetime,
-    api_key_id: int | None = None,
-    status_class: str | None = None,
-    product: str | None = None,
-    request_id: str | None = None,
-):
-    """A developer's requests of the last 30 days, newest first, filtered as asked."""
-    entries = RequestLogEntry.objects.filter(developer_id=developer_id, time__gte=now - RETENTION)
-    if api_key_id is not None:
-        entries = entries.filter(api_key_id=api_key_id)
-    if status_class:
-        low, high = STATUS_CLASSES[status_class]
-        entries = entries.filter(status__gte=low, status__lte=high)
-    if product:
-        entries = entries.filter(product=product)
-    if request_id:
-        entries = entries.filter(request_id=request_id)
-    return entries.order_by("-time", "-id")
-
-
-def request_log_purge(*, now: datetime) -> int:
-    """Deletes the entries older than 30 days, a batch at a time so that no statement holds
-    its locks for long; returns how many. Safe to run twice or at once with itself."""
-    cutoff = now - RETENTION
-    deleted = 0
-    while True:
-        ids = list(
-            RequestLogEntry.objects.filter(time__lt=cutoff).values_list("pk", flat=True)[
-                :PURGE_BATCH
-            ]
-        )
-        if not ids:
-            return deleted
-        count, _ = RequestLogEntry.objects.filter(pk__in=ids).delete()
-        deleted += count

@@ -13,7 +13,7 @@ Every request, site pages included, is counted by route and status
 (phoneintel/metrics.py). Neither the line nor the counts ask a store anything.
 
 The same line, with `log_context`, goes to the developer's request log: the object the
-setting `REQUEST_LOG_WRITER` names (`accounts.requestlog.writer`, named by the settings
+setting `REQUEST_LOG_WRITER` names (`accounts.request_log_writer.writer`, named by the settings
 because this plumbing imports no app) keeps it in memory and writes it after the answer.
 `REQUEST_LOG_ENABLED=false` switches that off; the line and the counts stay.
 """
@@ -69,7 +69,7 @@ def route_of(request) -> str:
     return UNMATCHED if match.func is api_not_found else match.route
 
 
-class RequestLogMiddleware:
+class AccessLogMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
 
