@@ -54,6 +54,9 @@ INSTALLED_APPS = [
     "accounts",
     "catalog",
     "lookups",
+    "events",
+    # The events table's append-only triggers (events/models.py), installed by migrations.
+    "pgtrigger",
 ]
 
 MIDDLEWARE = [
@@ -343,6 +346,7 @@ CELERY_BEAT_SCHEDULE = {
     },
     "purge-signup-links": {"task": "accounts.tasks.purge_signup_links", "schedule": 3600},
     "purge-request-log": {"task": "accounts.tasks.purge_request_log", "schedule": 3600},
+    "purge-events": {"task": "events.tasks.purge_events", "schedule": crontab(hour=3, minute=0)},
     "send-key-expiry-notices": {
         "task": "accounts.tasks.send_key_expiry_notices",
         "schedule": crontab(hour=8, minute=0),
