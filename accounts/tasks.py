@@ -3,7 +3,12 @@
 from celery import shared_task
 from django.utils import timezone
 
-from accounts.services import key_expiry_notices_send, request_log_purge, signup_links_purge
+from accounts.services import (
+    key_expired_events_record,
+    key_expiry_notices_send,
+    request_log_purge,
+    signup_links_purge,
+)
 
 
 @shared_task
@@ -22,3 +27,9 @@ def purge_signup_links() -> int:
 def purge_request_log() -> int:
     """Hourly: deletes request log entries older than 30 days."""
     return request_log_purge(now=timezone.now())
+
+
+@shared_task
+def record_expired_keys() -> int:
+    """Hourly: records `key.expired` for each key that expired since, once per key."""
+    return key_expired_events_record(now=timezone.now())

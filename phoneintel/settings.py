@@ -60,6 +60,9 @@ INSTALLED_APPS = [
     "accounts",
     "catalog",
     "lookups",
+    "events",
+    # The events table's append-only triggers (events/models.py), installed by migrations.
+    "pgtrigger",
 ]
 
 MIDDLEWARE = [
@@ -307,6 +310,8 @@ SPECTACULAR_SETTINGS = {
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
+        # Before complete_contract, which closes the `Event` alternatives with the others.
+        "events.openapi.event_schemas",
         "phoneintel.openapi.complete_contract",
         "lookups.openapi.sandbox_section",
     ],
@@ -317,6 +322,7 @@ SPECTACULAR_SETTINGS = {
     "TAGS": [
         {"name": "Lookups", "description": "One product on one number, or on up to 50 in bulk."},
         {"name": "Account", "description": "Your key, its quota, its usage and its rate limit."},
+        {"name": "Events", "description": "What happened to your account, newest first."},
         {"name": "Catalog", "description": "Every product with its price and availability."},
         {"name": "Sandbox", "description": "The test numbers a test key answers."},
         {"name": "Contract", "description": "This OpenAPI document."},
@@ -361,6 +367,8 @@ CELERY_BEAT_SCHEDULE = {
     },
     "purge-signup-links": {"task": "accounts.tasks.purge_signup_links", "schedule": 3600},
     "purge-request-log": {"task": "accounts.tasks.purge_request_log", "schedule": 3600},
+    "record-expired-keys": {"task": "accounts.tasks.record_expired_keys", "schedule": 3600},
+    "purge-events": {"task": "events.tasks.purge_events", "schedule": crontab(hour=3, minute=0)},
     "send-key-expiry-notices": {
         "task": "accounts.tasks.send_key_expiry_notices",
         "schedule": crontab(hour=8, minute=0),

@@ -76,6 +76,14 @@ def test_account(client, bearer, key, contract, post):
     assert body["data"]["usage"]["byProduct"] == {"carrier-lookup": 1}
 
 
+def test_events(client, bearer, key, contract):
+    events = "/v1/data/events"
+    body = contract.assert_conforms(client.get(events, **bearer(key[1])), events, "get")
+    assert [item["type"] for item in body["data"]["items"]] == ["key.created", "access.approved"]
+    bad = client.get(events, {"limit": "0"}, **bearer(key[1]))
+    assert contract.assert_conforms(bad, events, "get")["error"]["details"][0]["field"] == "limit"
+
+
 @pytest.mark.parametrize("path", list(LOOKUPS))
 def test_lookup_found_and_not_found(post, contract, demo_data, path):
     found = contract.assert_conforms(post(path, {"phone": LOOKUPS[path][1]}), path, "post")
@@ -148,7 +156,7 @@ def test_400_idempotency_key_required(client, bearer, key, contract):
 def test_401_for_every_key_problem(client, post, make_key, contract, path):
     method = "get" if path == ACCOUNT else "post"
     revoked = make_key()
-    api_key_revoke(api_key=revoked[0])
+    api_key_revoke(api_key=revoked[0], actor="system")
     expired = make_key(expires_at=timezone.now() + timedelta(seconds=1))
     expired[0].expires_at = timezone.now() - timedelta(days=1)
     expired[0].save(update_fields=["expires_at"])

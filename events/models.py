@@ -1,0 +1,136 @@
+"""Events: one append-only record of what happened to a developer's account.
+
+The portal's Events page, `GET /v1/data/events` and the webhooks all read these rows; one
+function writes them (`events.services.event_emit`). The database refuses an UPDATE of
+any row and a DELETE of a row younger than the retention (the triggers below), so no code
+path, the admin's or a stray `manage.py shell`'s, can rewrite the history; the purge
+(`events.tasks.purge_events`) deletes only what the trigger lets go.
+"""
+
+import os
+import threading
+import time
+from datetime import timedelta
+
+import pgtrigger
+from django.contrib.postgres.indexes import BrinIndex
+from django.db import models
+from django.utils import timezone
+
+from accounts.selectors.usage import iso_utc
+
+# How long an event is kept (CONTRACT, "Events and webhooks"). The trigger and the purge
+# both read it, so they cannot disagree.
+EVENT_RETENTION = timedelta(days=400)
+ID_PREFIX = "evt_"
+
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+def new_event_id() -> str:
+    """`evt_` and a ULID: 48 bits of milliseconds then 80 random bits, in Crockford base32.
+
+    Ids sort by time (to the millisecond), so "newest first" is `ORDER BY id DESC` and
+    `startingAfter` is `id < …`: one index serves both, and a page never skips or repeats
+    an event that arrives while a client pages. Within a process they are monotonic (the
+    ULID spec's rule: in the same millisecond, the last random part plus one), so events
+    one action records together keep their order.
+    """
+    global _last_millis, _last_random
+    with _id_lock:
+        millis = max(time.time_ns() // 1_000_000, _last_millis)
+        if millis == _last_millis and _last_random + 1 < 1 << 80:
+            random = _last_random + 1
+        else:
+            if millis == _last_millis:  # 2^80 ids in one millisecond: on to the next
+                millis += 1
+            random = int.from_bytes(os.urandom(10))
+        _last_millis, _last_random = millis, random
+    value = millis << 80 | random
+    chars = []
+    for _ in range(26):
+        value, digit = divmod(value, 32)
+        chars.append(_CROCKFORD[digit])
+    return ID_PREFIX + "".join(reversed(chars))
+
+
+_id_lock = threading.Lock()
+_last_millis = 0
+_last_random = 0
+
+
+class EventType(models.TextChoices):
+    KEY_CREATED = "key.created", "Key created"
+    KEY_ROLLED = "key.rolled", "Key rolled"
+    KEY_REVOKED = "key.revoked", "Key revoked"
+    KEY_RESTRICTED = "key.restricted", "Key restricted"
+    KEY_EXPIRING = "key.expiring", "Key expiring"
+    KEY_EXPIRED = "key.expired", "Key expired"
+    QUOTA_THRESHOLD_REACHED = "quota.threshold_reached", "Quota threshold reached"
+    ALLOWANCE_THRESHOLD_REACHED = "allowance.threshold_reached", "Allowance threshold reached"
+    ACCESS_APPROVED = "access.approved", "Access approved"
+    ACCESS_SUSPENDED = "access.suspended", "Access suspended"
+    WEBHOOK_TEST = "webhook.test", "Webhook test"
+
+
+class Actor(models.TextChoices):
+    """Who acted: the developer in the portal, staff in the admin, or the system
+    (management commands, beat tasks, thresholds a charge crosses)."""
+
+    DEVELOPER = "developer", "Developer"
+    STAFF = "staff", "Staff"
+    SYSTEM = "system", "System"
+
+
+class Event(models.Model):
+    class Mode(models.TextChoices):
+        LIVE = "live", "Live"
+        TEST = "test", "Test"
+
+    id = models.CharField(primary_key=True, max_length=40, default=new_event_id, editable=False)
+    # PROTECT: the trigger refuses to delete a young event, so a cascade from a developer's
+    # deletion would fail in the database anyway; Django says so first, as it does for the
+    # developer's keys (ApiKey.developer is PROTECT too).
+    developer = models.ForeignKey(
+        "accounts.Developer", on_delete=models.PROTECT, related_name="events", db_index=False
+    )
+    type = models.CharField(max_length=40, choices=EventType.choices)
+    mode = models.CharField(max_length=4, choices=Mode.choices)
+    actor_type = models.CharField(max_length=10, choices=Actor.choices)
+    # Never a raw key, a secret or a looked-up number (`event_emit` refuses them);
+    # `keyPrefix` names the key wherever one is involved.
+    data = models.JSONField(default=dict)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        indexes = [
+            # The API's and the portal's reads: a developer's events in a mode, newest first.
+            models.Index(fields=["developer", "mode", "-id"], name="event_developer_mode_id"),
+            # The purge. BRIN: rows arrive in time order (see RequestLogEntry).
+            BrinIndex(fields=["created_at"], name="event_created_at"),
+        ]
+        triggers = [
+            pgtrigger.Protect(name="event_no_update", operation=pgtrigger.Update),
+            pgtrigger.Protect(
+                name="event_no_delete_within_retention",
+                operation=pgtrigger.Delete,
+                condition=pgtrigger.Condition(
+                    f"OLD.created_at > NOW() - INTERVAL '{EVENT_RETENTION.days} days'"
+                ),
+            ),
+        ]
+        ordering = ["-id"]
+
+    def __str__(self):
+        return f"{self.id} {self.type}"
+
+    def as_payload(self) -> dict:
+        """The event as the API returns it and a webhook delivery carries it."""
+        return {
+            "id": self.id,
+            "type": self.type,
+            "createdAt": iso_utc(self.created_at),
+            "mode": self.mode,
+            "actor": {"type": self.actor_type},
+            "data": self.data,
+        }

@@ -1,0 +1,8 @@
+# The portal's fixtures (developers, staff, eager tasks, captured emails) serve these tests too.
+from accounts.tests.conftest import (  # noqa: F401
+    _fast_password_hashing,
+    eager_tasks,
+    make_developer,
+    sent,
+    staff_client,
+)
