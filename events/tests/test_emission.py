@@ -13,7 +13,7 @@ from django.db import connections
 from django.utils import timezone
 
 from accounts.models import ApiKey, Developer, DeveloperMonthlyUsage, MonthlyUsage, month_start
-from accounts.services import api_key_create, charge_units
+from accounts.services import api_key_create
 from accounts.tasks import record_expired_keys, send_key_expiry_notices
 from events.models import Event
 
@@ -285,7 +285,7 @@ def test_a_test_key_crosses_no_threshold(client, make_key):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_8_concurrent_charges_across_80_percent_record_one_event_each(make_key):
+def test_8_concurrent_charges_across_80_percent_record_one_event_each(make_key, charge):
     """Real threads, each on its own PostgreSQL connection, charging at once."""
     key, _ = make_key(monthly_quota=100)
     Developer.objects.filter(pk=key.developer_id).update(monthly_allowance=100)
@@ -298,16 +298,16 @@ def test_8_concurrent_charges_across_80_percent_record_one_event_each(make_key):
     start = threading.Barrier(8)
     errors = []
 
-    def charge():
+    def charge_one():
         try:
             start.wait()
-            charge_units(api_key=key, units=1, now=timezone.now(), product="carrier-lookup")
+            charge(key, 1, now=timezone.now(), product="carrier-lookup")
         except Exception as error:  # reported below, in the test thread
             errors.append(error)
         finally:
             connections.close_all()
 
-    threads = [threading.Thread(target=charge) for _ in range(8)]
+    threads = [threading.Thread(target=charge_one) for _ in range(8)]
     for thread in threads:
         thread.start()
     for thread in threads:
