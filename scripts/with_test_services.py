@@ -69,6 +69,7 @@ def main(command: list[str]) -> int:
             command, env=env, preexec_fn=dev_services.stop_with_parent(signal.SIGINT)
         )
         returncode = child.wait()
+        # Killed by signal N (returncode -N): 128 + N, as a shell says it.
         return returncode if returncode >= 0 else 128 - returncode
     except Stop as stopped:
         return 128 + stopped.signum
