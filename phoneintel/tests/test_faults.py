@@ -1,5 +1,5 @@
 """Store outages against real gunicorn: PostgreSQL behind a proxy that fails on command,
-Redis as a private redis-server the test kills or freezes (phoneintel/tests/faults.py).
+Redis as a private Valkey the test kills or freezes (phoneintel/tests/faults.py).
 
 Each case checks what a client sees (status, envelope, Retry-After, how fast) and that
 the units charged in the database equal the units the 200 answers announced, at every

@@ -22,6 +22,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from accounts.models import MonthlyUsage
 from harness.app import free_port
 from phoneintel.exception_handler import store_unavailable
+from scripts.dev_services import valkey_server_binary
 
 TOKEN = "metrics-token-0123456789"
 SCRAPE = {"HTTP_AUTHORIZATION": f"Bearer {TOKEN}"}
@@ -251,10 +252,10 @@ def test_store_errors_are_told_apart(scrape, error, store):
 
 @pytest.fixture
 def private_redis(tmp_path):
-    """A redis-server of this test's own, to be killed by it."""
+    """A Redis-protocol server (Valkey) of this test's own, to be killed by it."""
     port = free_port()
     process = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no"],
+        [valkey_server_binary(), "--port", str(port), "--save", "", "--appendonly", "no"],
         cwd=tmp_path,
         stdout=subprocess.DEVNULL,
     )
