@@ -19,6 +19,7 @@ from accounts.models import (
     key_usable,
     month_start,
 )
+from accounts.restrictions import UNRESTRICTED, KeyRestrictions, key_restrictions
 from catalog.selectors import PAUSES_SQL, Pauses, catalog_products, pauses_from
 from phoneintel.db import first_read
 
@@ -110,6 +111,8 @@ class AuthenticatedKey:
     # The developer's live units this month against their allowance; None for a test key.
     allowance: UsageSummary | None
     key_hash: str  # names the key's rate counters (`accounts.throttling`)
+    # Its products and networks, for DRF's permission step (`accounts.permissions`).
+    restrictions: KeyRestrictions = UNRESTRICTED
 
     @property
     def is_test(self) -> bool:
@@ -139,6 +142,8 @@ class _KeyRow(NamedTuple):
     allowance_used: int
     paused_products: list[str]
     all_paused: bool
+    products: list[str] | None
+    allowed_ips: list[str]
 
 
 # Plain SQL: every API request with a key runs it, first. The key is found by its hash; its
@@ -149,7 +154,8 @@ _KEY_READ_SQL = f"""
            COALESCE(k.lineage_id, k.id) AS lineage_id, k.revoked_at IS NOT NULL AS revoked,
            k.is_active, d.access, COALESCE(m.units_used, 0) AS units_used,
            m.units_by_product, d.monthly_allowance,
-           COALESCE(du.units_used, 0) AS allowance_used, {PAUSES_SQL}
+           COALESCE(du.units_used, 0) AS allowance_used, {PAUSES_SQL},
+           k.products, k.allowed_ips
     FROM {ApiKey._meta.db_table} k
     JOIN {Developer._meta.db_table} d ON d.id = k.developer_id
     LEFT JOIN {MonthlyUsage._meta.db_table} m
@@ -198,6 +204,9 @@ def api_key_read(*, key_hash: str, now: datetime) -> AuthenticatedKey | None:
             period=period, units_used=row.allowance_used, units_quota=row.monthly_allowance
         ),
         key_hash=key_hash,
+        restrictions=key_restrictions(
+            None if row.products is None else tuple(row.products), tuple(row.allowed_ips)
+        ),
     )
 
 

@@ -10,6 +10,7 @@ from django.utils import timezone
 from accounts import crypto
 from accounts.emails import email_queue
 from accounts.models import KEY_LIFETIME, ApiKey, Developer, KeyExpiryNotice, key_usable
+from accounts.restrictions import restrictions_clean
 from accounts.selectors import AuthenticatedKey, api_key_read
 from accounts.services.alerts import quota_alerts_reset
 from phoneintel.errors import ErrorCode
@@ -57,10 +58,14 @@ def api_key_create(
     expires_at: datetime | None = None,
     mode: str = ApiKey.Mode.LIVE,
     rolled_from: ApiKey | None = None,
+    products: list[str] | None = None,
+    allowed_ips: list[str] = (),
 ) -> tuple[ApiKey, str]:
     """Issues a key (a test key with `mode=test`). The raw key is returned here once and
     exists nowhere else. A successor names the key it was `rolled_from`, whose lineage's
-    month it continues."""
+    month it continues. `products` (None: every one) and `allowed_ips` (empty: any address)
+    restrict it; ValidationError for either, and nothing is issued."""
+    products, allowed_ips = restrictions_clean(products=products, allowed_ips=allowed_ips)
     now = timezone.now()
     latest = now + KEY_LIFETIME
     if expires_at is None:
@@ -85,6 +90,8 @@ def api_key_create(
                     mode=mode,
                     rolled_from=rolled_from,
                     lineage=rolled_from and (rolled_from.lineage or rolled_from),
+                    products=products,
+                    allowed_ips=allowed_ips,
                 )
             return key, raw
         except IntegrityError:
@@ -114,6 +121,22 @@ def api_key_set_quota(*, api_key: ApiKey, monthly_quota: int, now: datetime) -> 
     api_key.monthly_quota = monthly_quota
     api_key.save(update_fields=["monthly_quota"])
     quota_alerts_reset(api_key=api_key, now=now)
+    return api_key
+
+
+@transaction.atomic
+def api_key_restrict(
+    *, api_key: ApiKey, products: list[str] | None, allowed_ips: list[str], actor: str
+) -> ApiKey:
+    """Sets what the key may do from its next request on, in every process (the key's one
+    read brings it): `products` (None: every product) and `allowed_ips` (empty: any
+    address). The one way a key's restrictions change; `actor` is who changed them
+    (`developer` in the portal, `staff` in the admin, `system` for `manage.py`).
+    ValidationError (`accounts.restrictions.restrictions_clean`) changes nothing."""
+    products, allowed_ips = restrictions_clean(products=products, allowed_ips=allowed_ips)
+    api_key.products = products
+    api_key.allowed_ips = allowed_ips
+    api_key.save(update_fields=["products", "allowed_ips"])
     return api_key
 
 
@@ -165,7 +188,12 @@ def api_key_touch(*, api_key_id: int, now: datetime) -> None:
 
 @transaction.atomic
 def developer_key_create(
-    *, developer: Developer, name: str, mode: str = ApiKey.Mode.LIVE
+    *,
+    developer: Developer,
+    name: str,
+    mode: str = ApiKey.Mode.LIVE,
+    products: list[str] | None = None,
+    allowed_ips: list[str] = (),
 ) -> tuple[ApiKey, str]:
     """A key issued in the portal: a bounded number of each mode at once; live keys for
     approved developers only, test keys for any developer who may use them
@@ -186,15 +214,23 @@ def developer_key_create(
             f"You have {count} {mode} keys, the most allowed. Revoke one you no longer use."
         )
     quota = developer.monthly_quota if mode == ApiKey.Mode.LIVE else None
-    return api_key_create(developer=developer, name=name, monthly_quota=quota, mode=mode)
+    return api_key_create(
+        developer=developer,
+        name=name,
+        monthly_quota=quota,
+        mode=mode,
+        products=products,
+        allowed_ips=allowed_ips,
+    )
 
 
 @transaction.atomic
 def api_key_roll(
     *, api_key: ApiKey, old_key_expires_at: datetime, now: datetime
 ) -> tuple[ApiKey, str]:
-    """Issues a successor with the same name, quota and rate limit; the old key stops at
-    `old_key_expires_at` (now, or up to 24 hours later, never later than it would have)."""
+    """Issues a successor with the same name, quota, rate limit and restrictions; the old
+    key stops at `old_key_expires_at` (now, or up to 24 hours later, never later than it
+    would have)."""
     old = ApiKey.objects.select_for_update().select_related("developer").get(pk=api_key.pk)
     if old.status_at(now) != ApiKey.Status.ACTIVE:
         raise KeyNotAllowed(f"Only an active key can be rolled; this one is {old.status_at(now)}.")
@@ -209,6 +245,8 @@ def api_key_roll(
         rate_limit=old.rate_limit,
         mode=old.mode,
         rolled_from=old,
+        products=old.products,
+        allowed_ips=old.allowed_ips,
     )
     old.expires_at = min(old.expires_at, old_key_expires_at)
     old.save(update_fields=["expires_at"])
