@@ -298,6 +298,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "ErrorCodeEnum": "phoneintel.errors.API_ERROR_CODES",
         "RiskReasonEnum": "lookups.risk.REASON_CHOICES",
+        "ProductEnum": "catalog.products.PHONE_PRODUCTS",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
