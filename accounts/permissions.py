@@ -37,6 +37,7 @@ class KeyRestrictionsHold(BasePermission):
             requested = getattr(view, "requested_product", None)
             product = requested(request) if requested else None
             if product is not None and not restrictions.permits_product(product.value):
+                request.log_context["product"] = product.value  # the request log's column
                 raise product_not_permitted(product, restrictions)
         return True
 

@@ -193,15 +193,17 @@ def test_an_allowed_network_lets_its_addresses_in(client, make_key):
 def test_a_refusal_leaves_a_request_log_row(client, make_key):
     key, raw = make_key(allowed_ips=ELSEWHERE)
     assert send(client, "/v1/data/phone-risk-checks", raw).status_code == 403
-    assert request_log_flush() == 1
-    row = RequestLogEntry.objects.get()
-    assert (row.api_key_id, row.method, row.path, row.status) == (
-        key.pk,
-        "POST",
-        "/v1/data/phone-risk-checks",
-        403,
-    )
-    assert (row.error_code, row.units_charged) == ("address_not_permitted", 0)
+    _, other = make_key(products=["phone-lookup"])
+    assert send(client, BULK, other).status_code == 403
+    assert request_log_flush() == 2
+    rows = RequestLogEntry.objects.order_by("time", "id")
+    assert [
+        (r.api_key_id == key.pk, r.path, r.product, r.status, r.error_code, r.units_charged)
+        for r in rows
+    ] == [
+        (True, "/v1/data/phone-risk-checks", "", 403, "address_not_permitted", 0),
+        (False, BULK, "phone-risk", 403, "product_not_permitted", 0),
+    ]
 
 
 # --- The client address -----------------------------------------------------------------
@@ -411,3 +413,12 @@ def test_forwarded_for_counts_only_from_trusted_proxies_under_gunicorn(gunicorn_
     through_proxy = httpx.get(f"{trusting.url}/v1/data/account", headers=spoofed, timeout=10)
     assert through_proxy.status_code == 200
     assert through_proxy.json()["data"]["key"]["allowedIps"] == ["198.51.100.0/24"]
+
+
+def test_the_restrictable_products_are_the_declared_ones(monkeypatch):
+    from lookups import apps
+
+    assert apps.products_match_catalog() == []
+    monkeypatch.setattr("catalog.products.PHONE_PRODUCTS", (*PHONE_PRODUCTS, "email-validation"))
+    [error] = apps.products_match_catalog()
+    assert error.id == "lookups.E001"
