@@ -193,6 +193,13 @@ class KeyCreateForm(KeyRestrictionsForm):
     def clean_mode(self) -> str:
         return self.cleaned_data["mode"] or self.default_mode
 
+    # The dashboard shows the mode's help between the key's own fields and its restrictions.
+    def key_fields(self) -> list:
+        return [self["name"], self["mode"]]
+
+    def restriction_fields(self) -> list:
+        return [self["products"], self["allowed_ips"]]
+
 
 class KeyRollForm(forms.Form):
     GRACE_CHOICES = [

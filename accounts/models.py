@@ -200,8 +200,7 @@ class ApiKey(models.Model):
     @property
     def restrictions(self) -> KeyRestrictions:
         """What the key may do, as a request sees it (`accounts.restrictions`)."""
-        products = None if self.products is None else tuple(self.products)
-        return key_restrictions(products, tuple(self.allowed_ips))
+        return key_restrictions(self.products, self.allowed_ips)
 
     @property
     def lineage_id_or_own(self) -> int:

@@ -44,7 +44,7 @@ register_error_examples(
         ).as_api_error(datetime(2026, 11, 22, 8, 15, tzinfo=UTC)),
         ErrorCode.PRODUCT_NOT_PERMITTED: lambda: product_not_permitted(
             RequestedProduct("phone-lookup"),
-            key_restrictions(("carrier-lookup", "phone-exposure"), ()),
+            key_restrictions(["carrier-lookup", "phone-exposure"], []),
         ),
         ErrorCode.ADDRESS_NOT_PERMITTED: lambda: address_not_permitted("198.51.100.23"),
     }

@@ -9,7 +9,7 @@ forms, the admin, `manage.py apikey`), called by the services that store them
 """
 
 import ipaddress
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -87,13 +87,14 @@ class KeyRestrictions:
         return [str(network) for network in self.networks]
 
 
+def key_restrictions(products: Sequence[str] | None, allowed_ips: Sequence[str]) -> KeyRestrictions:
+    """The stored columns (`ApiKey.products`, `ApiKey.allowed_ips`) as a request sees them."""
+    return _parsed(None if products is None else tuple(products), tuple(allowed_ips))
+
+
 @lru_cache(maxsize=4096)  # a key's lists are the same on each of its requests
-def key_restrictions(products: tuple[str, ...] | None, allowed_ips: tuple[str, ...]):
-    """The stored columns as a request sees them; parsed once per distinct pair."""
+def _parsed(products: tuple[str, ...] | None, allowed_ips: tuple[str, ...]) -> KeyRestrictions:
     return KeyRestrictions(
         products=None if products is None else frozenset(products),
         networks=tuple(ipaddress.ip_network(cidr) for cidr in allowed_ips),
     )
-
-
-UNRESTRICTED = key_restrictions(None, ())

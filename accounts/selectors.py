@@ -19,7 +19,7 @@ from accounts.models import (
     key_usable,
     month_start,
 )
-from accounts.restrictions import UNRESTRICTED, KeyRestrictions, key_restrictions
+from accounts.restrictions import KeyRestrictions, key_restrictions
 from catalog.selectors import PAUSES_SQL, Pauses, catalog_products, pauses_from
 from phoneintel.db import first_read
 
@@ -112,7 +112,7 @@ class AuthenticatedKey:
     allowance: UsageSummary | None
     key_hash: str  # names the key's rate counters (`accounts.throttling`)
     # Its products and networks, for DRF's permission step (`accounts.permissions`).
-    restrictions: KeyRestrictions = UNRESTRICTED
+    restrictions: KeyRestrictions
 
     @property
     def is_test(self) -> bool:
@@ -204,9 +204,7 @@ def api_key_read(*, key_hash: str, now: datetime) -> AuthenticatedKey | None:
             period=period, units_used=row.allowance_used, units_quota=row.monthly_allowance
         ),
         key_hash=key_hash,
-        restrictions=key_restrictions(
-            None if row.products is None else tuple(row.products), tuple(row.allowed_ips)
-        ),
+        restrictions=key_restrictions(row.products, row.allowed_ips),
     )
 
 

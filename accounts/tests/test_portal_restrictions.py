@@ -192,6 +192,12 @@ def test_a_developer_restricts_a_key_in_the_browser(
     page.get_by_label("Key name").fill("Checkout service")
     page.get_by_label("phone-exposure", exact=True).uncheck()
     page.get_by_label("Allowed IP addresses").fill("127.0.0.1\n2001:db8::/32")
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.locator("form.portal-form").screenshot(
+            path=SCREENSHOTS / f"key-create-restrictions-{width}.png"
+        )
+    page.set_viewport_size({"width": 1280, "height": 900})
     page.get_by_role("button", name="Create key").click()
     raw = page.locator("#raw-key").input_value()
     key = ApiKey.objects.get(developer=developer)
