@@ -1,6 +1,7 @@
 """The lookup endpoints: a single lookup per product (`lookups.products`) and the bulk call.
 
-Views stay thin: DRF's steps admit the request (key, pauses, rate), the view reads the
+Views stay thin: DRF's steps admit the request (key, restrictions, pauses, rate; each view
+says which product a request asks for, `requested_product`), the view reads the
 Idempotency-Key, then hands the body to one service function (`lookups.services`), which
 owns the order of the work and its round trips.
 """
