@@ -231,6 +231,15 @@ def test_the_client_is_the_peer_unless_the_peer_is_a_trusted_proxy(settings):
     assert client_address(request("10.1.2.3", "198.51.100.7, unknown")) == "10.1.2.3"
 
 
+def test_the_sites_per_address_limits_count_the_same_client(settings):
+    """django-ratelimit's `key="ip"` (sign-in, request access) asks the same function."""
+    from django_ratelimit.core import _get_ip
+
+    settings.TRUSTED_PROXIES = ["10.0.0.0/8"]
+    assert _get_ip(request("10.1.2.3", "198.51.100.7")) == "198.51.100.7"
+    assert _get_ip(request("203.0.113.9", "198.51.100.7")) == "203.0.113.9"
+
+
 def test_a_spoofed_forwarded_for_changes_nothing_unless_a_trusted_proxy_sent_it(
     client, make_key, settings
 ):

@@ -9,7 +9,7 @@ from django.apps import apps
 from django.test import Client
 
 from accounts.models import ApiKey
-from accounts.services import api_key_create
+from accounts.services import api_key_create, api_key_revoke
 from accounts.tests.conftest import PASSWORD
 from catalog.products import PHONE_PRODUCTS
 from conftest import SCREENSHOTS
@@ -135,6 +135,18 @@ def test_only_the_owner_restricts_a_key_and_only_by_post(client, developer, make
     assert (
         Client().post(url, {"products": ["phone-lookup"], **OFFERED}).status_code == 302
     )  # sign in
+
+
+@pytest.mark.django_db
+def test_a_revoked_key_has_no_restrictions_to_edit(client, developer):
+    key, _ = api_key_create(developer=developer, products=["phone-risk"])
+    api_key_revoke(api_key=key)
+    page = client.get(f"/portal/keys/{key.pk}/").content.decode()
+    assert "<code>phone-risk</code>" in page and "Save restrictions" not in page
+    url = f"/portal/keys/{key.pk}/restrictions/"
+    assert client.post(url, {"allowed_ips": "10.0.0.0/8", **OFFERED}).status_code == 404
+    key.refresh_from_db()
+    assert key.allowed_ips == []
 
 
 @pytest.mark.django_db
