@@ -1,5 +1,6 @@
 """Writes on API keys: issue, roll, revoke, authenticate, and the expiry notices."""
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -58,8 +59,8 @@ def api_key_create(
     expires_at: datetime | None = None,
     mode: str = ApiKey.Mode.LIVE,
     rolled_from: ApiKey | None = None,
-    products: list[str] | None = None,
-    allowed_ips: list[str] = (),
+    products: Sequence[str] | None = None,
+    allowed_ips: Sequence[str] = (),
 ) -> tuple[ApiKey, str]:
     """Issues a key (a test key with `mode=test`). The raw key is returned here once and
     exists nowhere else. A successor names the key it was `rolled_from`, whose lineage's
@@ -126,7 +127,7 @@ def api_key_set_quota(*, api_key: ApiKey, monthly_quota: int, now: datetime) -> 
 
 @transaction.atomic
 def api_key_restrict(
-    *, api_key: ApiKey, products: list[str] | None, allowed_ips: list[str], actor: str
+    *, api_key: ApiKey, products: Sequence[str] | None, allowed_ips: Sequence[str], actor: str
 ) -> ApiKey:
     """Sets what the key may do from its next request on, in every process (the key's one
     read brings it): `products` (None: every product) and `allowed_ips` (empty: any
@@ -192,8 +193,8 @@ def developer_key_create(
     developer: Developer,
     name: str,
     mode: str = ApiKey.Mode.LIVE,
-    products: list[str] | None = None,
-    allowed_ips: list[str] = (),
+    products: Sequence[str] | None = None,
+    allowed_ips: Sequence[str] = (),
 ) -> tuple[ApiKey, str]:
     """A key issued in the portal: a bounded number of each mode at once; live keys for
     approved developers only, test keys for any developer who may use them
