@@ -157,6 +157,7 @@ def test_staff_set_restrictions_in_the_admin_with_the_same_checks(
     url = f"/admin/accounts/apikey/{key.pk}/change/"
     page = staff_client.get(url).content.decode()
     assert 'name="restricted_products"' in page and 'name="restricted_allowed_ips"' in page
+    assert '<input type="hidden" name="restricted_products-offered" value="1">' in page
     form = {
         "name": key.name,
         "expires_at_0": key.expires_at.strftime("%Y-%m-%d"),
