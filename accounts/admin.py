@@ -10,7 +10,7 @@ from django.utils import timezone
 from django.utils.text import Truncator
 from django.views.decorators.http import require_POST
 
-from accounts.forms import ApproveActionForm, InviteForm
+from accounts.forms import ApiKeyAdminForm, ApproveActionForm, InviteForm
 from accounts.models import (
     AccessRequest,
     ApiKey,
@@ -27,6 +27,7 @@ from accounts.services import (
     InviteNotNeeded,
     access_request_approve,
     access_request_reject,
+    api_key_restrict,
     api_key_revoke,
     api_key_set_active,
     developer_invite,
@@ -318,9 +319,12 @@ class ApiKeyAdmin(admin.ModelAdmin):
         "last_used_at",
         "monthly_quota",
         "rate_limit",
+        "restricted_products",
+        "restricted_allowed_ips",
         "rolled_from",
         "replaced_by",
     ]
+    form = ApiKeyAdminForm
     readonly_fields = ["developer", "prefix", "status", "created_at", "revoked_at", "last_used_at"]
     readonly_fields += ["rolled_from", "replaced_by"]
     actions = ["revoke", "deactivate", "activate"]
@@ -342,6 +346,8 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)
+        if change and {"restricted_products", "restricted_allowed_ips"} & set(form.changed_data):
+            api_key_restrict(api_key=obj, **form.restrictions(), actor=Actor.STAFF)
         if change and "monthly_quota" in form.changed_data:
             # A raised quota warns again at its own 80% and 100% this month.
             forgotten = quota_alerts_reset(api_key=obj, now=timezone.now())

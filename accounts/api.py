@@ -4,6 +4,7 @@ from rest_framework.views import APIView
 
 from accounts.selectors.usage import iso_utc
 from accounts.throttling import parse_rate
+from catalog.products import PHONE_PRODUCTS
 from phoneintel.envelope import success
 from phoneintel.openapi import AUTHENTICATED_ERROR_STATUSES, envelope, error_responses
 
@@ -20,6 +21,18 @@ AccountData = inline_serializer(
                 "expiresAt": serializers.DateTimeField(),
                 "lastUsedAt": serializers.DateTimeField(
                     allow_null=True, help_text="Updated at most once a minute."
+                ),
+                "products": serializers.ListField(
+                    child=serializers.ChoiceField(choices=list(PHONE_PRODUCTS)),
+                    help_text="The products this key may use: every product unless the key"
+                    " is restricted. Any other product answers 403 `product_not_permitted`"
+                    " (a bulk call is checked on its `product`).",
+                ),
+                "allowedIps": serializers.ListField(
+                    child=serializers.CharField(),
+                    help_text="The networks (CIDR, IPv4 or IPv6) this key may be used from;"
+                    " `[]` means any address. From elsewhere every call answers 403"
+                    " `address_not_permitted`.",
                 ),
             },
         ),
@@ -79,6 +92,8 @@ ACCOUNT_EXAMPLE = {
             "createdAt": "2026-11-01T09:30:00Z",
             "expiresAt": "2027-01-30T09:30:00Z",
             "lastUsedAt": "2026-11-22T08:15:04Z",
+            "products": ["phone-lookup", "carrier-lookup"],
+            "allowedIps": ["203.0.113.0/24", "2001:db8::/32"],
         },
         "quota": {"monthlyUnits": 1000},
         "usage": {
@@ -135,6 +150,8 @@ class AccountView(APIView):
                 "createdAt": iso_utc(api_key.created_at),
                 "expiresAt": iso_utc(api_key.expires_at),
                 "lastUsedAt": iso_utc(api_key.last_used_at),
+                "products": api_key.restrictions.product_values(),
+                "allowedIps": api_key.restrictions.allowed_ips(),
             },
             "quota": {"monthlyUnits": usage.units_quota},
             "usage": {

@@ -2,9 +2,9 @@
 API request.
 
 Only `Authorization: Bearer <key>` is read: no query parameter, no session cookie. The
-key's one read also brings its owner's access, this month's usage and what is paused
-(`accounts.services.keys.api_key_authenticate`), so the steps after it (the pause
-permission, the rate throttle, the view) need no read of their own.
+key's one read also brings its owner's access, this month's usage, its restrictions and
+what is paused (`accounts.services.keys.api_key_authenticate`), so the steps after it (the
+restrictions and pause permissions, the rate throttle, the view) need no read of their own.
 
 A rejected key counts against the client address (`accounts.throttling`); an address
 over its limit is refused with 429 whatever key it sends.

@@ -1,12 +1,17 @@
+import copy
 from datetime import timedelta
 
 from django import forms
 from django.contrib.admin.helpers import ActionForm
 from django.contrib.auth.forms import PasswordResetForm
+from django.core.exceptions import ValidationError
+from django.utils.safestring import mark_safe
 
 from accounts.emails import email_queue
 from accounts.models import ApiKey
+from accounts.restrictions import MAX_ALLOWED_NETWORKS, restrictions_clean
 from accounts.services.second_factor import CodeRefused, second_factor_on, second_factor_verify
+from catalog.products import PHONE_PRODUCTS
 
 
 class RequestAccessForm(forms.Form):
@@ -32,11 +37,136 @@ class ModeSelect(forms.RadioSelect):
         return option
 
 
-class KeyCreateForm(forms.Form):
-    """A key's name and mode. Every mode is accepted here: whether the developer may hold
-    it is the service's decision (`developer_key_create`), so a forced choice is refused
-    there, with its reason. `modes` are those the developer may create; the first is the
-    one chosen when the form says nothing."""
+class OfferedCheckboxes(forms.CheckboxSelectMultiple):
+    """Checkboxes that say they were shown: a browser sends only the ticked boxes, so a form
+    with none ticked and a client that sent no such field look alike. A hidden
+    `<name>-offered` tells them apart; without it the field's value is None."""
+
+    def render(self, name, value, attrs=None, renderer=None):
+        offered = f'<input type="hidden" name="{name}-offered" value="1">'
+        return super().render(name, value, attrs, renderer) + mark_safe(offered)  # noqa: S308
+
+    def value_from_datadict(self, data, files, name):
+        if f"{name}-offered" not in data:
+            return None
+        return super().value_from_datadict(data, files, name)
+
+
+class ProductsField(forms.MultipleChoiceField):
+    """The products a key may use; None when the form did not offer them (every product)."""
+
+    widget = OfferedCheckboxes
+
+    def __init__(self, **kwargs):
+        super().__init__(
+            label="Products this key may use",
+            choices=[(product, product) for product in PHONE_PRODUCTS],
+            initial=list(PHONE_PRODUCTS),
+            required=False,
+            help_text="With every product ticked, the key may also use products added later.",
+            **kwargs,
+        )
+
+    def to_python(self, value):
+        return None if value is None else super().to_python(value)
+
+    def validate(self, value):
+        if value is not None:
+            super().validate(value)
+
+    def has_changed(self, initial, data):
+        return data is not None and super().has_changed(initial, data)
+
+
+class KeyRestrictionsForm(forms.Form):
+    """What a key may do: products as checkboxes (all ticked: every product) and networks in
+    a textarea, one per line. Checked by the one validator
+    (`accounts.restrictions.restrictions_clean`); `cleaned_data` holds what is stored."""
+
+    products = ProductsField()
+    allowed_ips = forms.CharField(
+        label="Allowed IP addresses",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false", "autocomplete": "off"}),
+        help_text="Addresses or networks in CIDR form (IPv4 or IPv6), one per line, at most"
+        f" {MAX_ALLOWED_NETWORKS}, e.g. 203.0.113.0/24. Empty: any address. Calls from"
+        " elsewhere are refused with 403 address_not_permitted.",
+    )
+
+    @classmethod
+    def initial_for(cls, key: ApiKey) -> dict:
+        restrictions = key.restrictions
+        return {
+            "products": restrictions.product_values(),
+            "allowed_ips": "\n".join(restrictions.allowed_ips()),
+        }
+
+    def clean(self):
+        data = super().clean()
+        if "products" not in data or "allowed_ips" not in data:
+            return data
+        try:
+            data["products"], data["allowed_ips"] = restrictions_clean(
+                products=data["products"], allowed_ips=networks_written(data["allowed_ips"])
+            )
+        except ValidationError as error:
+            self.add_error(None, error)
+        return data
+
+    def restrictions(self) -> dict:
+        """The keywords of the services that store them."""
+        return {
+            "products": self.cleaned_data["products"],
+            "allowed_ips": self.cleaned_data["allowed_ips"],
+        }
+
+
+def networks_written(text: str) -> list[str]:
+    """The textarea's networks: one per line (commas work too)."""
+    return text.replace(",", "\n").splitlines()
+
+
+class ApiKeyAdminForm(forms.ModelForm):
+    """A key in the admin, with its restrictions as the portal asks for them. They are not
+    the model form's to save: `ApiKeyAdmin.save_model` hands them to `api_key_restrict`, the
+    one place a key's restrictions change."""
+
+    restricted_products = ProductsField()
+    restricted_allowed_ips = copy.deepcopy(KeyRestrictionsForm.base_fields["allowed_ips"])
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk is not None:
+            initial = KeyRestrictionsForm.initial_for(self.instance)
+            self.initial["restricted_products"] = initial["products"]
+            self.initial["restricted_allowed_ips"] = initial["allowed_ips"]
+
+    def clean(self):
+        data = super().clean()
+        if "restricted_products" in data and "restricted_allowed_ips" in data:
+            try:
+                restrictions_clean(
+                    products=data["restricted_products"],
+                    allowed_ips=networks_written(data["restricted_allowed_ips"]),
+                )
+            except ValidationError as error:
+                for field, messages in error.message_dict.items():
+                    self.add_error(f"restricted_{field}", messages)
+        return data
+
+    def restrictions(self) -> dict:
+        """The keywords of `api_key_restrict` (which cleans them again, the same way)."""
+        return {
+            "products": self.cleaned_data["restricted_products"],
+            "allowed_ips": networks_written(self.cleaned_data["restricted_allowed_ips"]),
+        }
+
+
+class KeyCreateForm(KeyRestrictionsForm):
+    """A key's name and mode, and what it may do. Every mode is accepted here: whether the
+    developer may hold it is the service's decision (`developer_key_create`), so a forced
+    choice is refused there, with its reason. `modes` are those the developer may create;
+    the first is the one chosen when the form says nothing."""
 
     name = forms.CharField(
         label="Key name",
@@ -48,6 +178,8 @@ class KeyCreateForm(forms.Form):
         choices=[(ApiKey.Mode.TEST, "Test"), (ApiKey.Mode.LIVE, "Live")],
         required=False,
     )
+
+    field_order = ["name", "mode", "products", "allowed_ips"]
 
     def __init__(self, *args, modes: list[str], **kwargs):
         super().__init__(*args, **kwargs)
@@ -61,6 +193,13 @@ class KeyCreateForm(forms.Form):
 
     def clean_mode(self) -> str:
         return self.cleaned_data["mode"] or self.default_mode
+
+    # The dashboard shows the mode's help between the key's own fields and its restrictions.
+    def key_fields(self) -> list:
+        return [self["name"], self["mode"]]
+
+    def restriction_fields(self) -> list:
+        return [self["products"], self["allowed_ips"]]
 
 
 class KeyRollForm(forms.Form):

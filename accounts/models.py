@@ -2,12 +2,15 @@ from datetime import UTC, date, datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser, BaseUserManager
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import BrinIndex
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
+
+from accounts.restrictions import KeyRestrictions, key_restrictions
 
 KEY_LIFETIME = timedelta(days=settings.API_KEY_LIFETIME_DAYS)
 RATE_RE = r"^[1-9][0-9]{0,6}/(s|m|h)$"
@@ -132,6 +135,20 @@ class ApiKey(models.Model):
         validators=[RegexValidator(RATE_RE, "Write the rate as N/s, N/m or N/h, e.g. 600/m.")],
         help_text="Requests allowed per window: N/s, N/m or N/h.",
     )
+    # What the key may do (accounts/restrictions.py, the one validator): NULL is every
+    # product; an empty list of networks is any address. Read with the key on every request.
+    products = ArrayField(
+        models.CharField(max_length=50),
+        null=True,
+        blank=True,
+        help_text="The products this key may ask for; empty means every product.",
+    )
+    allowed_ips = ArrayField(
+        models.CharField(max_length=50),
+        default=list,
+        blank=True,
+        help_text="Networks (CIDR) this key may be used from; empty means any address.",
+    )
     # The key this one was rolled from: one lineage, one month's usage (CONTRACT, "Keys and
     # the allowance"). One-to-one, so the database itself refuses a second successor.
     rolled_from = models.OneToOneField(
@@ -175,6 +192,11 @@ class ApiKey(models.Model):
             ),
             now=now,
         )
+
+    @property
+    def restrictions(self) -> KeyRestrictions:
+        """What the key may do, as a request sees it (`accounts.restrictions`)."""
+        return key_restrictions(self.products, self.allowed_ips)
 
     @property
     def lineage_id_or_own(self) -> int:

@@ -5,6 +5,8 @@ from datetime import UTC, date, datetime
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
+from accounts.permissions import RequestedProduct, address_not_permitted, product_not_permitted
+from accounts.restrictions import key_restrictions
 from accounts.selectors.usage import UsageSummary
 from accounts.services.keys import REJECTIONS
 from accounts.services.units import QuotaExceeded
@@ -40,5 +42,10 @@ register_error_examples(
         ErrorCode.QUOTA_EXCEEDED: lambda: QuotaExceeded(
             UsageSummary(period=date(2026, 11, 1), units_used=1000, units_quota=1000), 1
         ).as_api_error(datetime(2026, 11, 22, 8, 15, tzinfo=UTC)),
+        ErrorCode.PRODUCT_NOT_PERMITTED: lambda: product_not_permitted(
+            RequestedProduct("phone-lookup"),
+            key_restrictions(["carrier-lookup", "phone-exposure"], []),
+        ),
+        ErrorCode.ADDRESS_NOT_PERMITTED: lambda: address_not_permitted("198.51.100.23"),
     }
 )

@@ -8,6 +8,7 @@ Apply `recent_authentication_required` inside `login_required`:
     @login_required
     @recent_authentication_required                              # back to this page
     @recent_authentication_required(return_to="portal:dashboard")  # the form lives there
+    @recent_authentication_required(return_to="portal:key_detail")  # with the view's key_id
 
 It asks on unsafe methods only (a GET changes nothing). A stale POST is not carried out
 and not re-posted: the person confirms on `portal:confirm`, comes back to the page that holds
@@ -50,14 +51,15 @@ def authenticated_recently(request) -> bool:
 
 def recent_authentication_required(view=None, *, return_to: str | None = None):
     """`return_to`: the URL name of the page holding the form, when it is not the view's
-    own URL (a form that posts elsewhere, such as the key form on the dashboard)."""
+    own URL (a form that posts elsewhere, such as the key form on the dashboard); it is
+    reversed with the view's own URL arguments (a key's restrictions: its page)."""
 
     def decorate(view):
         @wraps(view)
         def checked(request, *args, **kwargs):
             if request.method in SAFE_METHODS or authenticated_recently(request):
                 return view(request, *args, **kwargs)
-            back = resolve_url(return_to) if return_to else request.get_full_path()
+            back = resolve_url(return_to, **kwargs) if return_to else request.get_full_path()
             return redirect(f"{reverse('portal:confirm')}?{urlencode({'next': back})}")
 
         return checked

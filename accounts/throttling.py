@@ -28,6 +28,7 @@ from django.conf import settings
 from django_redis import get_redis_connection
 from rest_framework.throttling import BaseThrottle
 
+from phoneintel.client_address import client_address
 from phoneintel.errors import ApiError, ErrorCode
 
 # -1 when the address is over its failure limit, else the key's count in its window,
@@ -83,10 +84,6 @@ def _scripts():
 
 def _counter(*parts) -> str:
     return ":".join((f"{settings.RATE_KEY_PREFIX}:{{rate}}", *map(str, parts)))
-
-
-def client_address(request) -> str:
-    return request.META.get("REMOTE_ADDR", "")
 
 
 def too_many_failures(seconds_left: int) -> ApiError:

@@ -54,6 +54,7 @@ urlpatterns = [
     path("portal/keys/", views.key_create, name="key_create"),
     path("portal/keys/<int:key_id>/", views.key_detail, name="key_detail"),
     path("portal/keys/<int:key_id>/new/", views.key_created, name="key_created"),
+    path("portal/keys/<int:key_id>/restrictions/", views.key_restrict, name="key_restrict"),
     path("portal/keys/<int:key_id>/revoke/", views.key_revoke, name="key_revoke"),
     path("portal/keys/<int:key_id>/roll/", views.key_roll, name="key_roll"),
     path("portal/usage/", views.usage, name="usage"),

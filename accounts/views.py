@@ -22,6 +22,7 @@ from django_ratelimit.decorators import ratelimit
 from accounts.charts import daily_bar_chart
 from accounts.forms import (
     KeyCreateForm,
+    KeyRestrictionsForm,
     KeyRollForm,
     QueuedPasswordResetForm,
     RequestAccessForm,
@@ -41,6 +42,7 @@ from accounts.selectors.request_log import RETENTION, request_log_for
 from accounts.services import (
     KeyNotAllowed,
     access_request_submit,
+    api_key_restrict,
     api_key_revoke,
     api_key_roll,
     developer_key_create,
@@ -188,6 +190,7 @@ def key_create(request):
             name=form.cleaned_data["name"],
             mode=form.cleaned_data["mode"],
             actor=Actor.DEVELOPER,
+            **form.restrictions(),
         )
     except KeyNotAllowed as refused:
         return _dashboard(request, developer, form=form, refusal=str(refused), status=403)
@@ -211,12 +214,38 @@ def _key_row(developer: Developer, key_id: int):
     raise Http404("No such key.")
 
 
+def _key_page(request, developer: Developer, row, *, form=None, status=200):
+    if form is None and row.status != ApiKey.Status.REVOKED:
+        form = KeyRestrictionsForm(initial=KeyRestrictionsForm.initial_for(row.key))
+    context = {"developer": developer, "row": row, "form": form}
+    return render(request, "accounts/key_detail.html", context, status=status)
+
+
 @never_cache
 @login_required
 def key_detail(request, key_id: int):
     developer = _developer(request)
+    return _key_page(request, developer, _key_row(developer, key_id))
+
+
+@never_cache
+@login_required
+@require_POST
+@recent_authentication_required(return_to="portal:key_detail")
+def key_restrict(request, key_id: int):
+    """The key's products and allowed networks, from its next request on."""
+    developer = _developer(request)
     row = _key_row(developer, key_id)
-    return render(request, "accounts/key_detail.html", {"developer": developer, "row": row})
+    if row.status == ApiKey.Status.REVOKED:
+        raise Http404("A revoked key has nothing to restrict.")
+    form = KeyRestrictionsForm(request.POST)
+    if not form.is_valid():
+        return _key_page(request, developer, row, form=form, status=400)
+    api_key_restrict(api_key=row.key, **form.restrictions(), actor=Actor.DEVELOPER)
+    messages.success(
+        request, f"Restrictions of {row.key.prefix}… saved: they apply from its next request."
+    )
+    return redirect("portal:key_detail", key_id=row.key.pk)
 
 
 @never_cache

@@ -1,6 +1,7 @@
 """The lookup endpoints: a single lookup per product (`lookups.products`) and the bulk call.
 
-Views stay thin: DRF's steps admit the request (key, pauses, rate), the view reads the
+Views stay thin: DRF's steps admit the request (key, restrictions, pauses, rate; each view
+says which product a request asks for, `requested_product`), the view reads the
 Idempotency-Key, then hands the body to one service function (`lookups.services`), which
 owns the order of the work and its round trips.
 """
@@ -20,6 +21,7 @@ from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.views import APIView
 
+from accounts.permissions import RequestedProduct
 from lookups import openapi, sandbox
 from lookups.bulk import BULK_SLUG, BulkRequest
 from lookups.idempotency import HEADER, Claim, claim_or_replay, idempotency_key, request_fingerprint
@@ -115,6 +117,9 @@ class LookupView(APIView):
     def product_slug(self) -> str:  # what the pause permission checks
         return self.product.value
 
+    def requested_product(self, request) -> RequestedProduct:  # the key's restriction's
+        return RequestedProduct(self.product.value)
+
     def post(self, request):
         request.log_context["product"] = self.product.value
         key = idempotency_key(request, required=False)
@@ -145,6 +150,15 @@ class BulkLookupView(APIView):
     """Up to 50 lookups of one product; the order of its work is `lookups.services.lookup_bulk`."""
 
     product_slug = BULK_SLUG  # the bulk endpoint's own pause flag; its product's is checked later
+
+    def requested_product(self, request) -> RequestedProduct | None:
+        """The inner `product`, for the key's restriction (DRF's permission step). None when
+        the body names no product: the view's validation then answers 422."""
+        body = request.data
+        product = body.get("product") if isinstance(body, dict) else None
+        if isinstance(product, str) and product in PRODUCTS:
+            return RequestedProduct(product, field="/product")
+        return None
 
     @extend_schema(
         operation_id="bulkLookup",

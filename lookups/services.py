@@ -1,10 +1,11 @@
 """A lookup, in the order a request lives it: check the input, read and charge, answer.
 
 By the time a view calls here, DRF's steps have admitted the request: the key's one read
-(`accounts.authentication`), the pause permission (`catalog.pause_check`) and the rate
-throttle's one Redis command (`accounts.throttling`). Round trips per request, counted on
-the wire by `lookups/tests/test_round_trips.py` (a PostgreSQL round trip is a Sync or a
-simple Query; BEGIN and COMMIT count):
+(`accounts.authentication`), the key's restrictions (`accounts.permissions`), the pause
+permission (`catalog.pause_check`) and the rate throttle's one Redis command
+(`accounts.throttling`). Round trips per request, counted on the wire by
+`lookups/tests/test_round_trips.py` (a PostgreSQL round trip is a Sync or a simple Query;
+BEGIN and COMMIT count):
 
 | request                                  | budget  | PostgreSQL | Redis |
 |------------------------------------------|---------|------------|-------|

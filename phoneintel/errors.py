@@ -20,6 +20,9 @@ class ErrorCode(StrEnum):
     EXPIRED_API_KEY = "expired_api_key"
     REVOKED_API_KEY = "revoked_api_key"
     INACTIVE_API_KEY = "inactive_api_key"
+    # A valid key that may not do this (its restrictions): 403, never 401.
+    PRODUCT_NOT_PERMITTED = "product_not_permitted"
+    ADDRESS_NOT_PERMITTED = "address_not_permitted"
     NOT_FOUND = "not_found"
     METHOD_NOT_ALLOWED = "method_not_allowed"
     IDEMPOTENCY_IN_PROGRESS = "idempotency_in_progress"
@@ -51,6 +54,8 @@ STATUS: dict[ErrorCode, int] = {
     ErrorCode.EXPIRED_API_KEY: 401,
     ErrorCode.REVOKED_API_KEY: 401,
     ErrorCode.INACTIVE_API_KEY: 401,
+    ErrorCode.PRODUCT_NOT_PERMITTED: 403,
+    ErrorCode.ADDRESS_NOT_PERMITTED: 403,
     ErrorCode.NOT_FOUND: 404,
     ErrorCode.METHOD_NOT_ALLOWED: 405,
     ErrorCode.IDEMPOTENCY_IN_PROGRESS: 409,

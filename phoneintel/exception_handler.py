@@ -62,7 +62,10 @@ def as_api_error(exc: Exception) -> ApiError:
     if isinstance(exc, drf.Throttled):
         return ApiError.retry_later(ErrorCode.RATE_LIMITED, "Too many requests.", exc.wait or 1)
     if isinstance(exc, (drf.PermissionDenied, PermissionDenied)):
-        return ApiError.unauthorized(ErrorCode.INVALID_API_KEY, "This API key may not do that.")
+        # A refusal is 403 with the code that says why (`ApiError`, raised by the permission
+        # itself); a permission that says no without one is a bug, never "invalid key".
+        logger.error("A permission refused without an error code: %r", exc)
+        return server_error()
     # Anything else is our fault: log it in full here, tell the client nothing of it.
     logger.exception("Unhandled error in an API view", exc_info=exc)
     return server_error()

@@ -30,6 +30,11 @@ ERROR_DESCRIPTIONS = {
     " Nothing is charged.",
     401: "Missing, invalid, expired, revoked or inactive API key. Nothing is charged."
     " Carries `WWW-Authenticate: Bearer`.",
+    403: "The key is valid but restricted: it may not use this product"
+    " (`product_not_permitted`; a bulk call is checked on its `product`, named in"
+    " `error.details[0].field` as `/product`) or may not be used from this address"
+    " (`address_not_permitted`). Checked before the rate limit: nothing is charged and no"
+    " request is counted. Test keys obey restrictions too.",
     404: "No such endpoint.",
     405: "The endpoint does not accept this method.",
     409: "The Idempotency-Key is in use by a request still running (`idempotency_in_progress`,"
@@ -50,7 +55,7 @@ ERROR_DESCRIPTIONS = {
 # serve (400), another method (405), a body over the limit (413), a failure (500).
 # It authenticates, validates and rate-limits nothing, so no 401, 422 or 429.
 PUBLIC_ERROR_STATUSES = (400, 405, 413, 500)
-AUTHENTICATED_ERROR_STATUSES = (400, 401, 404, 405, 413, 422, 429, 500, 503)
+AUTHENTICATED_ERROR_STATUSES = (400, 401, 403, 404, 405, 413, 422, 429, 500, 503)
 # Only where the operation takes an Idempotency-Key.
 IDEMPOTENCY_ERROR_STATUS = 409
 
@@ -271,8 +276,9 @@ def _add_response_headers(operation: dict, authenticated: bool) -> None:
     for status, response in operation["responses"].items():
         headers = response.setdefault("headers", {})
         headers["X-Request-Id"] = REQUEST_ID_HEADER
-        # The key's limits are known once it authenticated; a 413 is refused before that.
-        if authenticated and status not in ("401", "413"):
+        # The key's limits are known once it authenticated and passed its restrictions; a
+        # 413 is refused before that.
+        if authenticated and status not in ("401", "403", "413"):
             headers.update(RATE_LIMIT_HEADERS)
         if status in ("429", "503"):
             headers["Retry-After"] = RETRY_AFTER_HEADER

@@ -9,6 +9,7 @@ needing no database (`makemigrations --check`) run on a fresh clone. Production 
 plus SECRET_KEY and API_KEY_SECRET.
 """
 
+import ipaddress
 from pathlib import Path
 
 import environ
@@ -260,6 +261,15 @@ CONTENT_SECURITY_POLICY = {
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 if env.bool("BEHIND_TLS_PROXY", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Our own proxies (CIDRs): only a request from one of them has its X-Forwarded-For read,
+# and the right-most address in it outside these is the client's (phoneintel/client_address.py).
+# Empty: the TCP peer is the client, whatever the header says.
+TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=[])
+for _cidr in TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_cidr, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(f"TRUSTED_PROXIES: {_cidr!r} is not a CIDR.") from None
 
 # --- API -----------------------------------------------------------------
 API_VERSION = "2026-08-11.beta1"
@@ -284,6 +294,8 @@ REST_FRAMEWORK = {
     # command). Every endpoint with a key asks all of them.
     "DEFAULT_PERMISSION_CLASSES": [
         "rest_framework.permissions.IsAuthenticated",
+        # The key's products and networks: 403 before a pause, the rate or a charge.
+        "accounts.permissions.KeyRestrictionsHold",
         "catalog.pause_check.ProductOpen",
     ],
     "DEFAULT_THROTTLE_CLASSES": ["accounts.throttling.ApiKeyRateThrottle"],
@@ -307,6 +319,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "ErrorCodeEnum": "phoneintel.errors.API_ERROR_CODES",
         "RiskReasonEnum": "lookups.risk.REASON_CHOICES",
+        "ProductEnum": "catalog.products.PHONE_PRODUCTS",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
@@ -342,6 +355,8 @@ REQUEST_LOG_BUFFER_SIZE = env.int("REQUEST_LOG_BUFFER_SIZE", default=10_000)
 
 RATELIMIT_USE_CACHE = "default"
 RATELIMIT_VIEW = "phoneintel.views.ratelimited"
+# The site's limits per address (key="ip") count the same client address as the API's.
+RATELIMIT_IP_META_KEY = "phoneintel.client_address.client_address"
 
 # --- Browser checkers ----------------------------------------------------
 # Their own protection layer (lookups/browser/protection.py); developer keys play no part.

@@ -14,6 +14,7 @@ from accounts.models import (
     key_usable,
     month_start,
 )
+from accounts.restrictions import KeyRestrictions, key_restrictions
 from accounts.selectors.usage import UsageSummary
 from catalog.selectors import PAUSES_SQL, Pauses, pauses_from
 from phoneintel.db import first_read
@@ -43,6 +44,8 @@ class AuthenticatedKey:
     # The developer's live units this month against their allowance; None for a test key.
     allowance: UsageSummary | None
     key_hash: str  # names the key's rate counters (`accounts.throttling`)
+    # Its products and networks, for DRF's permission step (`accounts.permissions`).
+    restrictions: KeyRestrictions
 
     @property
     def is_test(self) -> bool:
@@ -72,6 +75,8 @@ class _KeyRow(NamedTuple):
     allowance_used: int
     paused_products: list[str]
     all_paused: bool
+    products: list[str] | None
+    allowed_ips: list[str]
 
 
 # Plain SQL: every API request with a key runs it, first. The key is found by its hash; its
@@ -82,7 +87,8 @@ _KEY_READ_SQL = f"""
            COALESCE(k.lineage_id, k.id) AS lineage_id, k.revoked_at IS NOT NULL AS revoked,
            k.is_active, d.access, COALESCE(m.units_used, 0) AS units_used,
            m.units_by_product, d.monthly_allowance,
-           COALESCE(du.units_used, 0) AS allowance_used, {PAUSES_SQL}
+           COALESCE(du.units_used, 0) AS allowance_used, {PAUSES_SQL},
+           k.products, k.allowed_ips
     FROM {ApiKey._meta.db_table} k
     JOIN {Developer._meta.db_table} d ON d.id = k.developer_id
     LEFT JOIN {MonthlyUsage._meta.db_table} m
@@ -131,6 +137,7 @@ def api_key_read(*, key_hash: str, now: datetime) -> AuthenticatedKey | None:
             period=period, units_used=row.allowance_used, units_quota=row.monthly_allowance
         ),
         key_hash=key_hash,
+        restrictions=key_restrictions(row.products, row.allowed_ips),
     )
 
 

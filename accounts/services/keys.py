@@ -1,5 +1,6 @@
 """Writes on API keys: issue, roll, revoke, authenticate, and the expiry notices."""
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -11,6 +12,7 @@ from django.utils import timezone
 from accounts import crypto
 from accounts.emails import email_queue
 from accounts.models import KEY_LIFETIME, ApiKey, Developer, KeyExpiryNotice, key_usable
+from accounts.restrictions import restrictions_clean
 from accounts.selectors.key_read import AuthenticatedKey, api_key_read
 from accounts.selectors.usage import iso_utc
 from accounts.services.alerts import quota_alerts_reset
@@ -61,15 +63,19 @@ def api_key_create(
     expires_at: datetime | None = None,
     mode: str = ApiKey.Mode.LIVE,
     rolled_from: ApiKey | None = None,
+    products: Sequence[str] | None = None,
+    allowed_ips: Sequence[str] = (),
     actor: str = Actor.SYSTEM,
 ) -> tuple[ApiKey, str]:
     """Issues a key (a test key with `mode=test`). The raw key is returned here once and
     exists nowhere else. A successor names the key it was `rolled_from`, whose lineage's
-    month it continues.
+    month it continues. `products` (None: every one) and `allowed_ips` (empty: any address)
+    restrict it; ValidationError for either, and nothing is issued.
 
     Records `key.created`, done by `actor`: the system by default, as staff tooling
     (`manage.py apikey create`) issues keys; the portal says `developer`. A successor's
     event is its roll's (`api_key_roll`), one event for one action."""
+    products, allowed_ips = restrictions_clean(products=products, allowed_ips=allowed_ips)
     now = timezone.now()
     latest = now + KEY_LIFETIME
     if expires_at is None:
@@ -94,6 +100,8 @@ def api_key_create(
                     mode=mode,
                     rolled_from=rolled_from,
                     lineage=rolled_from and (rolled_from.lineage or rolled_from),
+                    products=products,
+                    allowed_ips=allowed_ips,
                 )
                 if rolled_from is None:
                     event_emit(
@@ -151,6 +159,33 @@ def api_key_set_quota(*, api_key: ApiKey, monthly_quota: int, now: datetime) -> 
     return api_key
 
 
+@transaction.atomic
+@transaction.atomic
+def api_key_restrict(
+    *, api_key: ApiKey, products: Sequence[str] | None, allowed_ips: Sequence[str], actor: str
+) -> ApiKey:
+    """Sets what the key may do from its next request on, in every process (the key's one
+    read brings it): `products` (None: every product) and `allowed_ips` (empty: any
+    address). The one way a key's restrictions change; `actor` is who changed them
+    (`developer` in the portal, `staff` in the admin, `system` for `manage.py`), and a
+    change records one `key.restricted`. ValidationError
+    (`accounts.restrictions.restrictions_clean`) changes nothing."""
+    products, allowed_ips = restrictions_clean(products=products, allowed_ips=allowed_ips)
+    if (api_key.products, list(api_key.allowed_ips)) == (products, list(allowed_ips)):
+        return api_key
+    api_key.products = products
+    api_key.allowed_ips = allowed_ips
+    api_key.save(update_fields=["products", "allowed_ips"])
+    event_emit(
+        developer=api_key.developer_id,
+        type=EventType.KEY_RESTRICTED,
+        mode=api_key.mode,
+        actor=actor,
+        data=_key_data(api_key) | {"products": products, "allowedIps": list(allowed_ips)},
+    )
+    return api_key
+
+
 def api_key_set_active(*, api_key: ApiKey, active: bool) -> ApiKey:
     api_key.is_active = active
     api_key.save(update_fields=["is_active"])
@@ -199,7 +234,13 @@ def api_key_touch(*, api_key_id: int, now: datetime) -> None:
 
 @transaction.atomic
 def developer_key_create(
-    *, developer: Developer, name: str, mode: str = ApiKey.Mode.LIVE, actor: str
+    *,
+    developer: Developer,
+    name: str,
+    mode: str = ApiKey.Mode.LIVE,
+    products: Sequence[str] | None = None,
+    allowed_ips: Sequence[str] = (),
+    actor: str,
 ) -> tuple[ApiKey, str]:
     """A key issued in the portal: a bounded number of each mode at once; live keys for
     approved developers only, test keys for any developer who may use them
@@ -221,7 +262,13 @@ def developer_key_create(
         )
     quota = developer.monthly_quota if mode == ApiKey.Mode.LIVE else None
     return api_key_create(
-        developer=developer, name=name, monthly_quota=quota, mode=mode, actor=actor
+        developer=developer,
+        name=name,
+        monthly_quota=quota,
+        mode=mode,
+        products=products,
+        allowed_ips=allowed_ips,
+        actor=actor,
     )
 
 
@@ -229,9 +276,9 @@ def developer_key_create(
 def api_key_roll(
     *, api_key: ApiKey, old_key_expires_at: datetime, now: datetime, actor: str
 ) -> tuple[ApiKey, str]:
-    """Issues a successor with the same name, quota and rate limit; the old key stops at
-    `old_key_expires_at` (now, or up to 24 hours later, never later than it would have).
-    Records one `key.rolled` naming both keys."""
+    """Issues a successor with the same name, quota, rate limit and restrictions; the old
+    key stops at `old_key_expires_at` (now, or up to 24 hours later, never later than it
+    would have). Records one `key.rolled` naming both keys."""
     old = ApiKey.objects.select_for_update().select_related("developer").get(pk=api_key.pk)
     if old.status_at(now) != ApiKey.Status.ACTIVE:
         raise KeyNotAllowed(f"Only an active key can be rolled; this one is {old.status_at(now)}.")
@@ -246,6 +293,8 @@ def api_key_roll(
         rate_limit=old.rate_limit,
         mode=old.mode,
         rolled_from=old,
+        products=old.products,
+        allowed_ips=old.allowed_ips,
     )
     old.expires_at = min(old.expires_at, old_key_expires_at)
     old.save(update_fields=["expires_at"])

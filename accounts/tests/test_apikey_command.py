@@ -21,7 +21,8 @@ def test_create_json_prints_one_line_and_the_key_works(client):
     out = apikey("create", "--email", "New@Example.test", "--name", "CI", "--json")
     assert out.count("\n") == 1
     created = json.loads(out)
-    assert set(created) == {"id", "key", "expiresAt"}
+    assert set(created) == {"id", "key", "expiresAt", "products", "allowedIps"}
+    assert created["allowedIps"] == []
     key = ApiKey.objects.get(pk=created["id"])
     assert key.name == "CI"
     assert key.developer.user.email == "new@example.test"
@@ -35,7 +36,13 @@ def test_create_json_prints_one_line_and_the_key_works(client):
 def test_create_test_prints_a_test_key_that_answers_the_test_numbers(client):
     out = apikey("create", "--email", "sandbox@example.test", "--test", "--json")
     created = json.loads(out)
-    assert out.count("\n") == 1 and set(created) == {"id", "key", "expiresAt"}
+    assert out.count("\n") == 1 and set(created) == {
+        "id",
+        "key",
+        "expiresAt",
+        "products",
+        "allowedIps",
+    }
     assert created["key"].startswith("pi_beta_test_") and len(created["key"]) == 51
     key = ApiKey.objects.get(pk=created["id"])
     assert (key.mode, key.monthly_quota) == (ApiKey.Mode.TEST, 10_000)

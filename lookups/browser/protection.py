@@ -35,6 +35,7 @@ from jwcrypto import jwk
 from rest_framework.authentication import CSRFCheck
 
 from lookups.browser.envelope import InvalidPublicKey, recipient_key
+from phoneintel.client_address import client_address
 from phoneintel.errors import ApiError, ErrorCode
 
 SESSION_COOKIE = "phoneintel_checker"
@@ -146,7 +147,7 @@ def _require_csrf(request) -> None:
 
 def _enforce_limits(request, session: CheckerSession) -> None:
     limits = [("checker-session", session.binding, rate) for rate in settings.CHECKER_SESSION_RATES]
-    address = request.META.get("REMOTE_ADDR", "")
+    address = client_address(request)
     limits += [("checker-address", address, rate) for rate in settings.CHECKER_ADDRESS_RATES]
     for group, value, rate in limits:
         usage = get_usage(request, group=group, key=_fixed(value), rate=rate, increment=True)

@@ -42,6 +42,9 @@ def test_the_testing_page_lists_every_test_number_with_its_answer_and_a_copy_but
         "Idempotency-Key",
         "10000",
         "/v1/data/test-numbers",
+        "Restrictions apply to test keys too",
+        "403 product_not_permitted",
+        "403 address_not_permitted",
     ):
         assert words in page, words
     # Reachable from every page's navigation.

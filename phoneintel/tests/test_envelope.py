@@ -125,6 +125,16 @@ def test_unhandled_failure_is_500_without_internals(client, key):
     assert error["message"] == "The server failed to answer. Nothing was charged; try again."
 
 
+def test_a_permission_refusing_without_a_code_is_never_an_invalid_key(client, key, caplog):
+    """A refusal is 403 with the code that says why (`accounts.permissions`); one that says
+    no without a code is a bug, answered 500 and logged, never 401 `invalid_api_key`."""
+    client.raise_request_exception = False
+    response = client.get("/v1/probe/bare-refusal", **key)
+    assert_error(response, 500, "server_error")
+    assert "WWW-Authenticate" not in response
+    assert "A permission refused without an error code" in caplog.text
+
+
 def test_site_pages_keep_html_errors(client):
     response = client.get("/no-such-page/")
     assert response.status_code == 404

@@ -99,6 +99,15 @@ def answer(client, make_key, other_session):
             HTTP_AUTHORIZATION=f"Bearer {test}",
         )
 
+    def restricted(**restrictions):
+        _, raw = make_key(**restrictions)
+        return client.post(
+            LOOKUP,
+            {"phone": "+14155550123"},
+            "application/json",
+            HTTP_AUTHORIZATION=f"Bearer {raw}",
+        )
+
     provoke = {
         ErrorCode.INVALID_JSON: lambda: post('{"phone": '),
         ErrorCode.IDEMPOTENCY_KEY_REQUIRED: lambda: post(
@@ -123,6 +132,11 @@ def answer(client, make_key, other_session):
             "application/json",
             **with_key(lambda k: api_key_set_active(api_key=k, active=False)),
         ),
+        ErrorCode.PRODUCT_NOT_PERMITTED: lambda: restricted(
+            products=["carrier-lookup", "phone-exposure"]
+        ),
+        # The test client's address is 127.0.0.1.
+        ErrorCode.ADDRESS_NOT_PERMITTED: lambda: restricted(allowed_ips=["198.51.100.0/24"]),
         ErrorCode.NOT_FOUND: lambda: client.get("/v1/data/no-such-thing", **auth),
         ErrorCode.METHOD_NOT_ALLOWED: lambda: client.get(LOOKUP, **auth),
         ErrorCode.IDEMPOTENCY_IN_PROGRESS: in_progress,

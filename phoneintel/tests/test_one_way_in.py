@@ -180,8 +180,8 @@ def test_a_permission_added_in_settings_refuses_every_endpoint(gunicorn_server, 
                 response = http.post(
                     endpoint, json=body, headers={"Idempotency-Key": str(uuid.uuid4())}
                 )
-            assert response.status_code == 401, endpoint
-            assert response.json()["error"]["code"] == "invalid_api_key"
+            assert response.status_code == 403, endpoint
+            assert response.json()["error"]["code"] == "address_not_permitted"
         # Public endpoints ask no permission of a key.
         assert http.get("/v1/data/products").status_code == 200
     assert charged() == (0, 0)

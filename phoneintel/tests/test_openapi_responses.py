@@ -175,6 +175,26 @@ def test_401_for_every_key_problem(client, post, make_key, contract, path):
         assert contract.assert_conforms(response, path, method)["error"]["code"] == code
 
 
+@pytest.mark.parametrize("path", [ACCOUNT, *POSTS])
+def test_403_for_each_restriction(client, post, make_key, contract, path):
+    method = "get" if path == ACCOUNT else "post"
+    cases = {"address_not_permitted": make_key(allowed_ips=["198.51.100.0/24"])[1]}
+    if path != ACCOUNT:  # the account asks for no product
+        asked = LOOKUPS.get(path, ("phone-risk",))[0]  # a bulk call asks for phone-risk
+        other = "phone-exposure" if asked != "phone-exposure" else "phone-lookup"
+        cases["product_not_permitted"] = make_key(products=[other])[1]
+    for code, raw in cases.items():
+        if method == "get":
+            response = client.get(path, HTTP_AUTHORIZATION=f"Bearer {raw}")
+        else:
+            body = (
+                bulk_body("phone-risk", [UNALLOCATED]) if path == BULK else {"phone": UNALLOCATED}
+            )
+            response = post(path, body, raw_key=raw)
+        error = contract.assert_conforms(response, path, method)["error"]
+        assert (response.status_code, error["code"]) == (403, code)
+
+
 def test_404_for_a_path_that_does_not_exist(client, bearer, key, contract):
     for response in (client.get("/v1/data/nope"), client.post("/v1/nope", **bearer(key[1]))):
         body = contract.assert_conforms(response, ACCOUNT, "get", status=404)

@@ -8,6 +8,8 @@ from django_redis.exceptions import ConnectionInterrupted
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from rest_framework import serializers
+from rest_framework.permissions import BasePermission
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from phoneintel.envelope import success
@@ -25,6 +27,20 @@ class EchoProbe(APIView):
         body = ProbeBody(data=request.data)
         body.is_valid(raise_exception=True)
         return success(request, body.validated_data, units_charged=0)
+
+
+class SaysNoWithoutACode(BasePermission):
+    def has_permission(self, request, view):
+        return False
+
+
+class BareRefusalProbe(APIView):
+    """A view whose extra permission refuses without an error code of the contract."""
+
+    permission_classes = [*api_settings.DEFAULT_PERMISSION_CLASSES, SaysNoWithoutACode]
+
+    def get(self, request):
+        return success(request, {"ok": True})
 
 
 class FailingProbe(APIView):
@@ -93,5 +109,6 @@ urlpatterns = [
     path("v1/probe/limited", RateLimitedProbe.as_view()),
     path("v1/probe/echo", EchoProbe.as_view()),
     path("v1/probe/fail", FailingProbe.as_view()),
+    path("v1/probe/bare-refusal", BareRefusalProbe.as_view()),
     *real_urlpatterns,
 ]

@@ -1,4 +1,4 @@
-"""Staff tooling for API keys: create, revoke, deactivate, activate, list."""
+"""Staff tooling for API keys: create, restrict, revoke, deactivate, activate, list."""
 
 import json
 from datetime import UTC
@@ -10,10 +10,12 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from accounts.models import RATE_RE, ApiKey
+from accounts.restrictions import restrictions_clean
 from accounts.selectors.usage import iso_utc
 from accounts.services import (
     KeyLifetimeError,
     api_key_create,
+    api_key_restrict,
     api_key_revoke,
     api_key_set_active,
     api_key_set_quota,
@@ -24,7 +26,7 @@ from events.models import Actor
 
 
 class Command(BaseCommand):
-    help = "Create, revoke, deactivate, activate, re-quota or list developer API keys."
+    help = "Create, restrict, revoke, deactivate, activate, re-quota or list developer API keys."
 
     def add_arguments(self, parser):
         sub = parser.add_subparsers(dest="action", required=True)
@@ -46,8 +48,21 @@ class Command(BaseCommand):
             action="store_true",
             help="A test key (pi_beta_test_…): answers only the sandbox's test numbers.",
         )
+        _restriction_arguments(create)
         create.add_argument(
-            "--json", action="store_true", help='One line {"id","key","expiresAt"}.'
+            "--json",
+            action="store_true",
+            help='One line {"id","key","expiresAt","products","allowedIps"}.',
+        )
+        restrict = sub.add_parser(
+            "restrict",
+            help="Set what a key may do, from its next request on; an option left out keeps"
+            " its restriction, an empty value removes it.",
+        )
+        restrict.add_argument("id", type=int)
+        _restriction_arguments(restrict)
+        restrict.add_argument(
+            "--json", action="store_true", help='One line {"id","products","allowedIps"}.'
         )
         for action in ("revoke", "deactivate", "activate"):
             sub.add_parser(action).add_argument("id", type=int)
@@ -60,7 +75,21 @@ class Command(BaseCommand):
     def handle(self, *args, action, **options):
         getattr(self, f"_{action}")(**options)
 
-    def _create(self, *, email, name, quota, rate_limit, expires_at, test, json, allowance, **_):
+    def _create(
+        self,
+        *,
+        email,
+        name,
+        quota,
+        rate_limit,
+        expires_at,
+        test,
+        json,
+        allowance,
+        products,
+        allowed_ips,
+        **_,
+    ):
         if quota is not None and quota < 0:
             raise CommandError("--quota must be zero or more.")
         if allowance is not None and allowance < 0:
@@ -77,6 +106,12 @@ class Command(BaseCommand):
                 raise CommandError("--expires-at must be an ISO 8601 date and time.")
             if timezone.is_naive(when):
                 when = when.replace(tzinfo=UTC)
+        restrictions = {
+            "products": _products(products),
+            "allowed_ips": _networks(allowed_ips) or [],
+        }
+        # Checked before anything is written: a refused restriction creates no developer.
+        _refuse_bad_restrictions(**restrictions)
         developer = developer_get_or_create_approved(email=email, actor=Actor.SYSTEM)
         if allowance is not None:
             developer_set_allowance(developer=developer, monthly_allowance=allowance)
@@ -89,12 +124,16 @@ class Command(BaseCommand):
                 expires_at=when,
                 mode=ApiKey.Mode.TEST if test else ApiKey.Mode.LIVE,
                 actor=Actor.SYSTEM,
+                **restrictions,
             )
         except KeyLifetimeError as error:
             raise CommandError(str(error)) from None
         if json:
             self.stdout.write(
-                _json({"id": key.pk, "key": raw, "expiresAt": iso_utc(key.expires_at)})
+                _json(
+                    {"id": key.pk, "key": raw, "expiresAt": iso_utc(key.expires_at)}
+                    | _restrictions_json(key)
+                )
             )
             return
         kind = "Test key" if test else "Key"
@@ -104,6 +143,28 @@ class Command(BaseCommand):
         )
         self.stdout.write("The raw key is shown now and never again:")
         self.stdout.write(self.style.SUCCESS(raw))
+
+    def _restrict(self, *, id, products, allowed_ips, json, **_):
+        if products is None and allowed_ips is None:
+            raise CommandError("Give --products, --allowed-ips or both (an empty value: none).")
+        key = self._key(id)
+        try:
+            api_key_restrict(
+                api_key=key,
+                products=key.products if products is None else _products(products),
+                allowed_ips=key.allowed_ips if allowed_ips is None else _networks(allowed_ips),
+                actor=Actor.SYSTEM,
+            )
+        except ValidationError as error:
+            raise _restriction_error(error) from None
+        if json:
+            self.stdout.write(_json({"id": key.pk} | _restrictions_json(key)))
+            return
+        shown = _restrictions_json(key)
+        self.stdout.write(
+            f"Key {id}: products {', '.join(shown['products'])};"
+            f" allowed IPs {', '.join(shown['allowedIps']) or 'any'}."
+        )
 
     def _revoke(self, *, id, **_):
         api_key_revoke(api_key=self._key(id), actor=Actor.SYSTEM)
@@ -146,6 +207,55 @@ class Command(BaseCommand):
         if key is None:
             raise CommandError(f"No API key with id {pk}.")
         return key
+
+
+def _restriction_arguments(parser) -> None:
+    parser.add_argument(
+        "--products",
+        help="Comma-separated product values the key may use; empty: every product.",
+    )
+    parser.add_argument(
+        "--allowed-ips",
+        help="Comma-separated networks (CIDR, IPv4 or IPv6) the key may be used from, at most"
+        " 20; empty: any address.",
+    )
+
+
+def _products(value: str | None) -> list[str] | None:
+    """`--products`: None (every product) when absent or empty."""
+    if not value or not value.strip():
+        return None
+    return value.split(",")
+
+
+def _networks(value: str | None) -> list[str] | None:
+    return None if value is None else [part for part in value.split(",") if part.strip()]
+
+
+_OPTIONS = {"products": "--products", "allowed_ips": "--allowed-ips"}
+
+
+def _restriction_error(error: ValidationError) -> CommandError:
+    return CommandError(
+        " ".join(
+            f"{_OPTIONS.get(field, field)}: {' '.join(messages)}"
+            for field, messages in error.message_dict.items()
+        )
+    )
+
+
+def _refuse_bad_restrictions(*, products, allowed_ips) -> None:
+    try:
+        restrictions_clean(products=products, allowed_ips=allowed_ips)
+    except ValidationError as error:
+        raise _restriction_error(error) from None
+
+
+def _restrictions_json(key: ApiKey) -> dict:
+    """As `GET /v1/data/account` shows them: every product when unrestricted, `[]` for any
+    address."""
+    restrictions = key.restrictions
+    return {"products": restrictions.product_values(), "allowedIps": restrictions.allowed_ips()}
 
 
 def _json(value) -> str:

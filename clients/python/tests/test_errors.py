@@ -7,6 +7,7 @@ import pytest
 from django.utils import timezone
 from phoneintel_client import (
     ERROR_TYPES,
+    AddressNotPermittedError,
     APIConnectionError,
     APIError,
     APITimeoutError,
@@ -18,7 +19,9 @@ from phoneintel_client import (
     MethodNotAllowedError,
     NotFoundError,
     PayloadTooLargeError,
+    PermissionDeniedError,
     PhoneIntelError,
+    ProductNotPermittedError,
     RateLimitError,
     ServiceUnavailableError,
     ValidationError,
@@ -82,6 +85,28 @@ def test_401_for_each_kind_of_unusable_key(server, make_key, client_for):
         error = refused(lambda raw=raw: client_for(raw).phone_lookup("+14155550123"))
         assert error.code == code
     assert [units_used(k) for k in (expired_key, revoked_key, inactive_key)] == [0, 0, 0]
+
+
+def test_403_a_restricted_key_for_each_refusal(make_key, client_for):
+    api_key, raw = make_key(products=["phone-risk"], rate_limit="6000/m")
+    retries = []
+    client = client_for(raw, on_retry=retries.append)
+    error = refused(lambda: client.phone_lookup("+14155550123"))
+    assert type(error) is ProductNotPermittedError and isinstance(error, PermissionDeniedError)
+    assert (error.status, error.code) == (403, "product_not_permitted")
+    error = refused(lambda: client.bulk_lookup("carrier-lookup", ["+14155550123"]))
+    assert type(error) is ProductNotPermittedError
+    assert [(d.field, d.code) for d in error.details] == [("/product", "product_not_permitted")]
+    account = client.account().data.key
+    assert (account.products, account.allowed_ips) == (["phone-risk"], [])
+
+    fenced_key, fenced = make_key(allowed_ips=["198.51.100.0/24"])
+    error = refused(client_for(fenced, on_retry=retries.append).account)
+    assert type(error) is AddressNotPermittedError and isinstance(error, PermissionDeniedError)
+    assert (error.status, error.code) == (403, "address_not_permitted")
+    assert "127.0.0.1" in error.message
+    assert retries == [], "a refusal is never retried"
+    assert [units_used(k) for k in (api_key, fenced_key)] == [0, 0]
 
 
 def test_409_a_key_reused_for_another_request_is_not_retried(key, client_for):

@@ -19,6 +19,7 @@ type EnvelopeCode<E> = E extends {
 export interface StatusCodes {
     400: EnvelopeCode<Schemas["ErrorEnvelope400"]>;
     401: EnvelopeCode<Schemas["ErrorEnvelope401"]>;
+    403: EnvelopeCode<Schemas["ErrorEnvelope403"]>;
     404: EnvelopeCode<Schemas["ErrorEnvelope404"]>;
     405: EnvelopeCode<Schemas["ErrorEnvelope405"]>;
     409: EnvelopeCode<Schemas["ErrorEnvelope409"]>;
@@ -93,6 +94,21 @@ export declare class RevokedApiKeyError extends AuthenticationError {
 export declare class InactiveApiKeyError extends AuthenticationError {
     name: string;
     readonly code: "inactive_api_key";
+}
+/** 403: a valid key that may not do this (its restrictions); never retried, nothing charged. */
+export declare class PermissionDeniedError extends APIError {
+    name: string;
+    readonly code: StatusCodes[403] | "unexpected_response";
+}
+/** The key may not use this product (a bulk call's `product`: `details[0].field` is `/product`). */
+export declare class ProductNotPermittedError extends PermissionDeniedError {
+    name: string;
+    readonly code: "product_not_permitted";
+}
+/** The key may not be used from this client address. */
+export declare class AddressNotPermittedError extends PermissionDeniedError {
+    name: string;
+    readonly code: "address_not_permitted";
 }
 export declare class NotFoundError extends APIError {
     name: string;

@@ -63,6 +63,18 @@ export class RevokedApiKeyError extends AuthenticationError {
 export class InactiveApiKeyError extends AuthenticationError {
     name = "InactiveApiKeyError";
 }
+/** 403: a valid key that may not do this (its restrictions); never retried, nothing charged. */
+export class PermissionDeniedError extends APIError {
+    name = "PermissionDeniedError";
+}
+/** The key may not use this product (a bulk call's `product`: `details[0].field` is `/product`). */
+export class ProductNotPermittedError extends PermissionDeniedError {
+    name = "ProductNotPermittedError";
+}
+/** The key may not be used from this client address. */
+export class AddressNotPermittedError extends PermissionDeniedError {
+    name = "AddressNotPermittedError";
+}
 export class NotFoundError extends APIError {
     name = "NotFoundError";
 }
@@ -117,6 +129,7 @@ export class ServiceUnavailableError extends APIError {
 export const STATUS_ERRORS = {
     400: BadRequestError,
     401: AuthenticationError,
+    403: PermissionDeniedError,
     404: NotFoundError,
     405: MethodNotAllowedError,
     409: ConflictError,
@@ -135,6 +148,8 @@ export const CODE_ERRORS = {
     expired_api_key: ExpiredApiKeyError,
     revoked_api_key: RevokedApiKeyError,
     inactive_api_key: InactiveApiKeyError,
+    product_not_permitted: ProductNotPermittedError,
+    address_not_permitted: AddressNotPermittedError,
     not_found: NotFoundError,
     method_not_allowed: MethodNotAllowedError,
     idempotency_in_progress: IdempotencyInProgressError,

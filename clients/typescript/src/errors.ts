@@ -20,6 +20,7 @@ type EnvelopeCode<E> = E extends { error?: { code?: infer C } } ? NonNullable<C>
 export interface StatusCodes {
   400: EnvelopeCode<Schemas["ErrorEnvelope400"]>;
   401: EnvelopeCode<Schemas["ErrorEnvelope401"]>;
+  403: EnvelopeCode<Schemas["ErrorEnvelope403"]>;
   404: EnvelopeCode<Schemas["ErrorEnvelope404"]>;
   405: EnvelopeCode<Schemas["ErrorEnvelope405"]>;
   409: EnvelopeCode<Schemas["ErrorEnvelope409"]>;
@@ -115,6 +116,22 @@ export class InactiveApiKeyError extends AuthenticationError {
   declare readonly code: "inactive_api_key";
 }
 
+/** 403: a valid key that may not do this (its restrictions); never retried, nothing charged. */
+export class PermissionDeniedError extends APIError {
+  override name = "PermissionDeniedError";
+  declare readonly code: StatusCodes[403] | "unexpected_response";
+}
+/** The key may not use this product (a bulk call's `product`: `details[0].field` is `/product`). */
+export class ProductNotPermittedError extends PermissionDeniedError {
+  override name = "ProductNotPermittedError";
+  declare readonly code: "product_not_permitted";
+}
+/** The key may not be used from this client address. */
+export class AddressNotPermittedError extends PermissionDeniedError {
+  override name = "AddressNotPermittedError";
+  declare readonly code: "address_not_permitted";
+}
+
 export class NotFoundError extends APIError {
   override name = "NotFoundError";
   declare readonly code: StatusCodes[404] | "unexpected_response";
@@ -193,6 +210,7 @@ type ErrorClass = new (init: APIErrorInit) => APIError;
 export const STATUS_ERRORS: { readonly [S in keyof StatusCodes]: ErrorClass } = {
   400: BadRequestError,
   401: AuthenticationError,
+  403: PermissionDeniedError,
   404: NotFoundError,
   405: MethodNotAllowedError,
   409: ConflictError,
@@ -214,6 +232,8 @@ export const CODE_ERRORS: {
   expired_api_key: ExpiredApiKeyError,
   revoked_api_key: RevokedApiKeyError,
   inactive_api_key: InactiveApiKeyError,
+  product_not_permitted: ProductNotPermittedError,
+  address_not_permitted: AddressNotPermittedError,
   not_found: NotFoundError,
   method_not_allowed: MethodNotAllowedError,
   idempotency_in_progress: IdempotencyInProgressError,

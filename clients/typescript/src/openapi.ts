@@ -321,6 +321,10 @@ export interface components {
              * @description Updated at most once a minute.
              */
             lastUsedAt: string | null;
+            /** @description The products this key may use: every product unless the key is restricted. Any other product answers 403 `product_not_permitted` (a bulk call is checked on its `product`). */
+            products: components["schemas"]["ProductEnum"][];
+            /** @description The networks (CIDR, IPv4 or IPv6) this key may be used from; `[]` means any address. From elsewhere every call answers 403 `address_not_permitted`. */
+            allowedIps: string[];
         };
         AccountQuota: {
             monthlyUnits: number;
@@ -484,6 +488,8 @@ export interface components {
          *     * `expired_api_key` - expired_api_key
          *     * `revoked_api_key` - revoked_api_key
          *     * `inactive_api_key` - inactive_api_key
+         *     * `product_not_permitted` - product_not_permitted
+         *     * `address_not_permitted` - address_not_permitted
          *     * `not_found` - not_found
          *     * `method_not_allowed` - method_not_allowed
          *     * `idempotency_in_progress` - idempotency_in_progress
@@ -498,7 +504,7 @@ export interface components {
          *     * `service_unavailable` - service_unavailable
          * @enum {string}
          */
-        ErrorCodeEnum: "invalid_json" | "idempotency_key_required" | "missing_api_key" | "invalid_api_key" | "expired_api_key" | "revoked_api_key" | "inactive_api_key" | "not_found" | "method_not_allowed" | "idempotency_in_progress" | "idempotency_conflict" | "payload_too_large" | "validation_error" | "invalid_phone" | "test_number_required" | "rate_limited" | "quota_exceeded" | "server_error" | "service_unavailable";
+        ErrorCodeEnum: "invalid_json" | "idempotency_key_required" | "missing_api_key" | "invalid_api_key" | "expired_api_key" | "revoked_api_key" | "inactive_api_key" | "product_not_permitted" | "address_not_permitted" | "not_found" | "method_not_allowed" | "idempotency_in_progress" | "idempotency_conflict" | "payload_too_large" | "validation_error" | "invalid_phone" | "test_number_required" | "rate_limited" | "quota_exceeded" | "server_error" | "service_unavailable";
         ErrorDetail: {
             /** @description JSON Pointer into the body (`/phone`, `/inputs/3/phone`), a header name, or a query parameter's name (`limit`). */
             field: string;
@@ -1249,6 +1255,13 @@ export interface components {
                 code?: "missing_api_key" | "invalid_api_key" | "expired_api_key" | "revoked_api_key" | "inactive_api_key";
             };
         } & components["schemas"]["ErrorEnvelope"];
+        /** @description The error envelope of a 403 answer: `error.code` is one of `product_not_permitted`, `address_not_permitted`. */
+        ErrorEnvelope403: {
+            error?: {
+                /** @enum {unknown} */
+                code?: "product_not_permitted" | "address_not_permitted";
+            };
+        } & components["schemas"]["ErrorEnvelope"];
         /** @description The error envelope of a 404 answer: `error.code` is one of `not_found`. */
         ErrorEnvelope404: {
             error?: {
@@ -1363,6 +1376,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope401"];
+                };
+            };
+            /** @description The key is valid but restricted: it may not use this product (`product_not_permitted`; a bulk call is checked on its `product`, named in `error.details[0].field` as `/product`) or may not be used from this address (`address_not_permitted`). Checked before the rate limit: nothing is charged and no request is counted. Test keys obey restrictions too. */
+            403: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope403"];
                 };
             };
             /** @description No such endpoint. */
@@ -1528,6 +1552,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope401"];
+                };
+            };
+            /** @description The key is valid but restricted: it may not use this product (`product_not_permitted`; a bulk call is checked on its `product`, named in `error.details[0].field` as `/product`) or may not be used from this address (`address_not_permitted`). Checked before the rate limit: nothing is charged and no request is counted. Test keys obey restrictions too. */
+            403: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope403"];
                 };
             };
             /** @description No such endpoint. */
@@ -1710,6 +1745,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope401"];
+                };
+            };
+            /** @description The key is valid but restricted: it may not use this product (`product_not_permitted`; a bulk call is checked on its `product`, named in `error.details[0].field` as `/product`) or may not be used from this address (`address_not_permitted`). Checked before the rate limit: nothing is charged and no request is counted. Test keys obey restrictions too. */
+            403: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope403"];
                 };
             };
             /** @description No such endpoint. */
@@ -2150,6 +2196,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope401"];
                 };
             };
+            /** @description The key is valid but restricted: it may not use this product (`product_not_permitted`; a bulk call is checked on its `product`, named in `error.details[0].field` as `/product`) or may not be used from this address (`address_not_permitted`). Checked before the rate limit: nothing is charged and no request is counted. Test keys obey restrictions too. */
+            403: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope403"];
+                };
+            };
             /** @description No such endpoint. */
             404: {
                 headers: {
@@ -2332,6 +2389,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope401"];
                 };
             };
+            /** @description The key is valid but restricted: it may not use this product (`product_not_permitted`; a bulk call is checked on its `product`, named in `error.details[0].field` as `/product`) or may not be used from this address (`address_not_permitted`). Checked before the rate limit: nothing is charged and no request is counted. Test keys obey restrictions too. */
+            403: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope403"];
+                };
+            };
             /** @description No such endpoint. */
             404: {
                 headers: {
@@ -2512,6 +2580,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope401"];
+                };
+            };
+            /** @description The key is valid but restricted: it may not use this product (`product_not_permitted`; a bulk call is checked on its `product`, named in `error.details[0].field` as `/product`) or may not be used from this address (`address_not_permitted`). Checked before the rate limit: nothing is charged and no request is counted. Test keys obey restrictions too. */
+            403: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope403"];
                 };
             };
             /** @description No such endpoint. */
@@ -2772,6 +2851,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope401"];
+                };
+            };
+            /** @description The key is valid but restricted: it may not use this product (`product_not_permitted`; a bulk call is checked on its `product`, named in `error.details[0].field` as `/product`) or may not be used from this address (`address_not_permitted`). Checked before the rate limit: nothing is charged and no request is counted. Test keys obey restrictions too. */
+            403: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope403"];
                 };
             };
             /** @description No such endpoint. */

@@ -6,6 +6,8 @@
 //   PHONEINTEL_TEST_SMALL_QUOTA_KEY          a key with a quota of 1 unit
 //   PHONEINTEL_TEST_RATE_LIMITED_KEY         a key with a rate limit of 2 requests a minute
 //   PHONEINTEL_TEST_SANDBOX_KEY              a test key (pi_beta_test_…)
+//   PHONEINTEL_TEST_RESTRICTED_KEY           a key restricted to phone-risk
+//   PHONEINTEL_TEST_FENCED_KEY               a key allowed only from 198.51.100.0/24
 //   PHONEINTEL_TEST_MANAGE                   JSON argv of `manage.py` on the server's database
 
 import assert from "node:assert/strict";
@@ -14,6 +16,7 @@ import net from "node:net";
 import { describe, test } from "node:test";
 
 import {
+  AddressNotPermittedError,
   APIConnectionError,
   AuthenticationError,
   Client,
@@ -22,6 +25,8 @@ import {
   InvalidPhoneError,
   MissingApiKeyError,
   NotFoundError,
+  PermissionDeniedError,
+  ProductNotPermittedError,
   QuotaExceededError,
   RateLimitError,
   RateLimitedError,
@@ -293,6 +298,46 @@ describe("errors", () => {
       IdempotencyConflictError,
     );
     assert.equal(sent.length, 2);
+  });
+
+  test("a restricted key's refusals are their 403 classes, not retried, not charged", async () => {
+    const retries = [];
+    const restricted = new Client({
+      apiKey: required("PHONEINTEL_TEST_RESTRICTED_KEY"),
+      onRetry: (event) => retries.push(event),
+    });
+    await assert.rejects(restricted.phoneLookup("+14155550123"), (error) => {
+      assert.ok(error instanceof ProductNotPermittedError);
+      assert.ok(error instanceof PermissionDeniedError);
+      assert.equal(error.status, 403);
+      assert.equal(error.code, "product_not_permitted");
+      return true;
+    });
+    await assert.rejects(restricted.bulk("carrier-lookup", ["+14155550123"]), (error) => {
+      assert.ok(error instanceof ProductNotPermittedError);
+      assert.deepEqual(
+        error.details.map((detail) => detail.field),
+        ["/product"],
+      );
+      return true;
+    });
+    const { data } = await restricted.account();
+    assert.deepEqual(data.key.products, ["phone-risk"]);
+    assert.deepEqual(data.key.allowedIps, []);
+    assert.equal(data.usage.unitsUsed, 0);
+
+    const fenced = new Client({
+      apiKey: required("PHONEINTEL_TEST_FENCED_KEY"),
+      onRetry: (event) => retries.push(event),
+    });
+    await assert.rejects(fenced.account(), (error) => {
+      assert.ok(error instanceof AddressNotPermittedError);
+      assert.ok(error instanceof PermissionDeniedError);
+      assert.equal(error.status, 403);
+      assert.equal(error.code, "address_not_permitted");
+      return true;
+    });
+    assert.equal(retries.length, 0);
   });
 
   test("quota_exceeded is never retried", async () => {

@@ -99,6 +99,8 @@ def keys(make_key):
         )[1],
         "PHONEINTEL_TEST_SMALL_QUOTA_KEY": make_key(monthly_quota=1)[1],
         "PHONEINTEL_TEST_RATE_LIMITED_KEY": make_key(rate_limit="2/m")[1],
+        "PHONEINTEL_TEST_RESTRICTED_KEY": make_key(products=["phone-risk"])[1],
+        "PHONEINTEL_TEST_FENCED_KEY": make_key(allowed_ips=["198.51.100.0/24"])[1],
     }
 
 

@@ -12,6 +12,8 @@ from phoneintel_client.bulk import AsyncBulkRun, BulkChunk, BulkRun
 from phoneintel_client.client import AsyncClient, Client
 from phoneintel_client.errors import (
     ERROR_TYPES,
+    ERROR_TYPES_BY_CODE,
+    AddressNotPermittedError,
     APIConnectionError,
     APIError,
     APITimeoutError,
@@ -24,7 +26,9 @@ from phoneintel_client.errors import (
     MethodNotAllowedError,
     NotFoundError,
     PayloadTooLargeError,
+    PermissionDeniedError,
     PhoneIntelError,
+    ProductNotPermittedError,
     RateLimitError,
     ServiceUnavailableError,
     ValidationError,
@@ -90,6 +94,7 @@ from phoneintel_client.models import (
 
 __all__ = [
     "ERROR_TYPES",
+    "ERROR_TYPES_BY_CODE",
     "EVENT_TYPES",
     "HEADERS_READ",
     "OPERATIONS",
@@ -107,6 +112,7 @@ __all__ = [
     "AccountQuota",
     "AccountRateLimit",
     "AccountUsage",
+    "AddressNotPermittedError",
     "AllowanceThresholdReachedData",
     "AllowanceThresholdReachedEvent",
     "AsyncBulkRun",
@@ -149,11 +155,13 @@ __all__ = [
     "NotFound",
     "NotFoundError",
     "PayloadTooLargeError",
+    "PermissionDeniedError",
     "PhoneExposureResult",
     "PhoneIntelError",
     "PhoneLookupResult",
     "PhoneRiskResult",
     "ProductManifest",
+    "ProductNotPermittedError",
     "QuotaThresholdReachedData",
     "QuotaThresholdReachedEvent",
     "RateLimit",

@@ -27,6 +27,8 @@ class ErrorCode(StrEnum):
     EXPIRED_API_KEY = "expired_api_key"
     REVOKED_API_KEY = "revoked_api_key"
     INACTIVE_API_KEY = "inactive_api_key"
+    PRODUCT_NOT_PERMITTED = "product_not_permitted"
+    ADDRESS_NOT_PERMITTED = "address_not_permitted"
     NOT_FOUND = "not_found"
     METHOD_NOT_ALLOWED = "method_not_allowed"
     IDEMPOTENCY_IN_PROGRESS = "idempotency_in_progress"
@@ -101,6 +103,21 @@ class AuthenticationError(APIError):
         return self.headers.get("WWW-Authenticate")
 
 
+class PermissionDeniedError(APIError):
+    """A valid key that may not do this: its restrictions. Not retried; nothing charged."""
+
+    status = 403
+
+
+class ProductNotPermittedError(PermissionDeniedError):
+    """`product_not_permitted`: the key may not use this product (a bulk call's `product`
+    is named in `details[0].field` as `/product`)."""
+
+
+class AddressNotPermittedError(PermissionDeniedError):
+    """`address_not_permitted`: the key may not be used from this client address."""
+
+
 class NotFoundError(APIError):
     status = 404
 
@@ -142,6 +159,7 @@ ERROR_TYPES: dict[int, type[APIError]] = {
     for cls in (
         BadRequestError,
         AuthenticationError,
+        PermissionDeniedError,
         NotFoundError,
         MethodNotAllowedError,
         ConflictError,
@@ -151,6 +169,11 @@ ERROR_TYPES: dict[int, type[APIError]] = {
         InternalServerError,
         ServiceUnavailableError,
     )
+}
+# Codes with a class of their own, narrower than their status's.
+ERROR_TYPES_BY_CODE: dict[str, type[APIError]] = {
+    ErrorCode.PRODUCT_NOT_PERMITTED: ProductNotPermittedError,
+    ErrorCode.ADDRESS_NOT_PERMITTED: AddressNotPermittedError,
 }
 
 
@@ -182,6 +205,7 @@ def error_from(
             rate_limit=rate_limit,
             headers=headers,
         )
+    cls = ERROR_TYPES_BY_CODE.get(envelope["code"], cls)
     details = [
         ErrorDetail(
             field=str(d.get("field", "")), code=str(d.get("code", "")), message=d.get("message", "")

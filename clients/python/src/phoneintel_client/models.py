@@ -165,6 +165,10 @@ class AccountKey:
     created_at: datetime
     expires_at: datetime
     last_used_at: datetime | None
+    # The key's restrictions: the products it may use (every product unless restricted)
+    # and the networks it may be used from (empty: any address).
+    products: list[Product] = field(default_factory=lambda: list(PRODUCTS))
+    allowed_ips: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, kw_only=True)
