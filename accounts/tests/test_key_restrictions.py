@@ -294,7 +294,7 @@ def test_a_refused_restriction_changes_nothing(make_key):
 def test_a_rolled_keys_successor_inherits_its_restrictions(client, make_key):
     key, _ = make_key(products=["phone-risk"], allowed_ips=ELSEWHERE)
     now = timezone.now()
-    new, raw = api_key_roll(api_key=key, old_key_expires_at=now, now=now)
+    new, raw = api_key_roll(api_key=key, old_key_expires_at=now, now=now, actor="developer")
     assert (new.products, new.allowed_ips) == (["phone-risk"], ELSEWHERE)
     answer = send(client, ACCOUNT, raw)
     assert answer.status_code == 403

@@ -140,7 +140,7 @@ def test_only_the_owner_restricts_a_key_and_only_by_post(client, developer, make
 @pytest.mark.django_db
 def test_a_revoked_key_has_no_restrictions_to_edit(client, developer):
     key, _ = api_key_create(developer=developer, products=["phone-risk"])
-    api_key_revoke(api_key=key)
+    api_key_revoke(api_key=key, actor="staff")
     page = client.get(f"/portal/keys/{key.pk}/").content.decode()
     assert "<code>phone-risk</code>" in page and "Save restrictions" not in page
     url = f"/portal/keys/{key.pk}/restrictions/"
