@@ -62,9 +62,11 @@ def _forbidden_kind(address: Address) -> str | None:
         return "a link-local"
     if address.is_multicast:
         return "a multicast"
+    if address.is_reserved:
+        return "a reserved"
     if address.is_private:
         return "a private"
-    if address.is_reserved or not address.is_global:
+    if not address.is_global:
         return "a reserved"
     return None
 
