@@ -36,9 +36,12 @@ def webhook_endpoint_create(
 ) -> tuple[WebhookEndpoint, str]:
     """Creates an endpoint; returns it with its signing secret, which is shown once.
 
-    Raises WebhookRefused for a URL the SSRF guard refuses (webhooks/ssrf.py), unknown
-    event types, or a developer at the limit of endpoints.
+    Raises WebhookRefused for a developer whose access was rejected or suspended, a URL the
+    SSRF guard refuses (webhooks/ssrf.py), unknown event types, or a developer at the
+    limit of endpoints.
     """
+    if developer.access in (Developer.Access.REJECTED, Developer.Access.SUSPENDED):
+        raise WebhookRefused("Your access does not allow webhook endpoints.")
     try:
         webhook_target(url)
     except AddressRefused as refused:
