@@ -122,7 +122,7 @@ def make_key(db):
 
     def make(email: str | None = None, **options):
         developer = developer_get_or_create_approved(
-            email=email or f"dev{next(counter)}@example.test"
+            email=email or f"dev{next(counter)}@example.test", actor="system"
         )
         return api_key_create(developer=developer, **options)
 

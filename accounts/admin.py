@@ -34,6 +34,7 @@ from accounts.services import (
     developer_suspend,
     quota_alerts_reset,
 )
+from events.models import Actor
 
 
 @admin.register(User)
@@ -84,14 +85,22 @@ class DeveloperAdmin(admin.ModelAdmin):
 
     @admin.action(description="Suspend selected developers (all their keys stop at once)")
     def suspend(self, request, queryset):
-        done = [d for d in queryset if developer_suspend(developer=d, now=timezone.now())]
+        done = [
+            d
+            for d in queryset
+            if developer_suspend(developer=d, now=timezone.now(), actor=Actor.STAFF)
+        ]
         for developer in done:
             self.log_change(request, developer, "Suspended")
         self.message_user(request, f"Suspended {len(done)} developer(s).", messages.SUCCESS)
 
     @admin.action(description="Reactivate selected suspended developers")
     def reactivate(self, request, queryset):
-        done = [d for d in queryset if developer_reactivate(developer=d, now=timezone.now())]
+        done = [
+            d
+            for d in queryset
+            if developer_reactivate(developer=d, now=timezone.now(), actor=Actor.STAFF)
+        ]
         for developer in done:
             self.log_change(request, developer, "Reactivated")
         self.message_user(request, f"Reactivated {len(done)} developer(s).", messages.SUCCESS)
@@ -208,6 +217,7 @@ class AccessRequestAdmin(admin.ModelAdmin):
                 monthly_quota=quota,
                 reviewer=request.user,
                 now=timezone.now(),
+                actor=Actor.STAFF,
             )
         ]
         for developer in approved:
@@ -262,6 +272,7 @@ class SignupLinkAdmin(admin.ModelAdmin):
                     **form.cleaned_data,
                     invited_by=request.user,
                     now=timezone.now(),
+                    actor=Actor.STAFF,
                 )
             except InviteNotNeeded as refusal:
                 form.add_error("email", str(refusal))
@@ -345,7 +356,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
     @admin.action(description="Revoke selected keys (immediate, permanent)")
     def revoke(self, request, queryset):
         for key in queryset:
-            api_key_revoke(api_key=key)
+            api_key_revoke(api_key=key, actor=Actor.STAFF)
             self.log_change(request, key, "Revoked")
         self.message_user(request, f"Revoked {queryset.count()} key(s).", messages.SUCCESS)
 

@@ -9,7 +9,11 @@ from django.core.mail import EmailMessage
 from django.utils import timezone
 
 from accounts.requestlog import request_log_purge
-from accounts.services import key_expiry_notices_send, signup_links_purge
+from accounts.services import (
+    key_expired_events_record,
+    key_expiry_notices_send,
+    signup_links_purge,
+)
 
 
 @shared_task
@@ -53,3 +57,9 @@ def send_email(*, to: str, subject: str, body: str, message_id: str) -> bool:
     ).send()
     cache.set(mark, True, SENT_MARK_SECONDS)
     return True
+
+
+@shared_task
+def record_expired_keys() -> int:
+    """Hourly: records `key.expired` for each key that expired since, once per key."""
+    return key_expired_events_record(now=timezone.now())

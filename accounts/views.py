@@ -48,6 +48,7 @@ from accounts.services import (
     signup_link_find,
 )
 from catalog.selectors import catalog_products
+from events.models import Actor
 from phoneintel.views import ratelimited
 
 # Per client address, counted on submissions only: enough for a person, not for a script.
@@ -216,7 +217,10 @@ def key_create(request):
         return _dashboard(request, developer, form=form, status=400)
     try:
         key, raw = developer_key_create(
-            developer=developer, name=form.cleaned_data["name"], mode=form.cleaned_data["mode"]
+            developer=developer,
+            name=form.cleaned_data["name"],
+            mode=form.cleaned_data["mode"],
+            actor=Actor.DEVELOPER,
         )
     except KeyNotAllowed as refused:
         return _dashboard(request, developer, form=form, refusal=str(refused), status=403)
@@ -254,7 +258,7 @@ def key_detail(request, key_id: int):
 def key_revoke(request, key_id: int):
     key = _own_key(_developer(request), key_id)
     if request.method == "POST":
-        api_key_revoke(api_key=key)
+        api_key_revoke(api_key=key, actor=Actor.DEVELOPER)
         messages.success(request, f"Key {key.prefix}… ({key.name}) is revoked.")
         return redirect("portal:dashboard")
     return render(request, "accounts/key_revoke.html", {"key": key})
@@ -270,7 +274,12 @@ def key_roll(request, key_id: int):
     if request.method == "POST" and form.is_valid():
         now = timezone.now()
         try:
-            new, raw = api_key_roll(api_key=key, old_key_expires_at=now + form.grace(), now=now)
+            new, raw = api_key_roll(
+                api_key=key,
+                old_key_expires_at=now + form.grace(),
+                now=now,
+                actor=Actor.DEVELOPER,
+            )
         except KeyNotAllowed as refused:
             refusal = str(refused)
         else:

@@ -358,6 +358,7 @@ CELERY_BEAT_SCHEDULE = {
     },
     "purge-signup-links": {"task": "accounts.tasks.purge_signup_links", "schedule": 3600},
     "purge-request-log": {"task": "accounts.tasks.purge_request_log", "schedule": 3600},
+    "record-expired-keys": {"task": "accounts.tasks.record_expired_keys", "schedule": 3600},
     "purge-events": {"task": "events.tasks.purge_events", "schedule": crontab(hour=3, minute=0)},
     # Deliveries whose queued task went missing (webhooks/delivery.py).
     "queue-due-webhook-deliveries": {

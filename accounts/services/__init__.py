@@ -15,7 +15,11 @@ from accounts.services.access import (
     signup_link_issue,
     signup_links_purge,
 )
-from accounts.services.alerts import quota_alerts_queue, quota_alerts_reset
+from accounts.services.alerts import (
+    allowance_thresholds_record,
+    quota_alerts_queue,
+    quota_alerts_reset,
+)
 from accounts.services.keys import (
     KeyLifetimeError,
     KeyNotAllowed,
@@ -29,6 +33,7 @@ from accounts.services.keys import (
     api_key_set_quota,
     api_key_touch,
     developer_key_create,
+    key_expired_events_record,
     key_expiry_notices_send,
 )
 from accounts.services.units import QuotaExceeded, charge_units
@@ -42,6 +47,7 @@ __all__ = [
     "access_request_approve",
     "access_request_reject",
     "access_request_submit",
+    "allowance_thresholds_record",
     "api_key_authenticate",
     "api_key_create",
     "api_key_hash",
@@ -57,6 +63,7 @@ __all__ = [
     "developer_reactivate",
     "developer_set_allowance",
     "developer_suspend",
+    "key_expired_events_record",
     "key_expiry_notices_send",
     "quota_alerts_queue",
     "quota_alerts_reset",

@@ -12,6 +12,8 @@ from django.urls import reverse
 
 from accounts.emails import email_queue, site_link
 from accounts.models import Developer, SignupLink, User
+from events.models import EventType
+from events.services import event_emit
 
 SIGNUP_LINK_LIFETIME = timedelta(days=settings.SIGNUP_LINK_MAX_AGE_DAYS)
 _SIGNUP_SALT = "accounts.signup-link"
@@ -26,16 +28,30 @@ def _normalized(email: str) -> str:
 
 
 @transaction.atomic
-def developer_get_or_create_approved(*, email: str) -> Developer:
+def developer_get_or_create_approved(*, email: str, actor: str) -> Developer:
     email = _normalized(email)
     user = User.objects.filter(email=email).first()
     if user is None:
         # No password yet: the developer sets one through the portal's sign-up link.
         user = User.objects.create_user(email=email, password=None)
-    developer, _ = Developer.objects.get_or_create(
+    developer, created = Developer.objects.get_or_create(
         user=user, defaults={"access": Developer.Access.APPROVED}
     )
+    if created:
+        _access_event(developer, EventType.ACCESS_APPROVED, actor=actor, previous=None)
     return developer
+
+
+def _access_event(developer: Developer, type: str, *, actor: str, previous: str | None) -> None:
+    """Access is the account's, not a key's: its events are live ones (a live key reads
+    them; a suspended developer's keys read nothing)."""
+    event_emit(
+        developer=developer,
+        type=type,
+        mode="live",
+        actor=actor,
+        data={"access": developer.access, "previousAccess": previous},
+    )
 
 
 def developer_set_allowance(*, developer: Developer, monthly_allowance: int) -> Developer:
@@ -83,16 +99,19 @@ def access_request_approve(
     monthly_quota: int | None,
     reviewer: User | None,
     now: datetime,
+    actor: str,
 ) -> bool:
     """Approves a pending or rejected request and emails the way in; False for any other."""
     developer = Developer.objects.select_for_update().select_related("user").get(pk=developer.pk)
     if developer.access not in (Developer.Access.PENDING, Developer.Access.REJECTED):
         return False
+    previous = developer.access
     developer.access = Developer.Access.APPROVED
     developer.reviewed_at = now
     if monthly_quota is not None:
         developer.monthly_quota = monthly_quota
     developer.save(update_fields=["access", "reviewed_at", "monthly_quota"])
+    _access_event(developer, EventType.ACCESS_APPROVED, actor=actor, previous=previous)
     context = {"developer": developer}
     if developer.user.has_usable_password():
         email_queue(to=developer.user.email, template="access_approved_sign_in", context=context)
@@ -128,6 +147,7 @@ def developer_invite(
     monthly_quota: int | None,
     invited_by: User | None,
     now: datetime,
+    actor: str,
 ) -> SignupLink:
     """Staff invite an address directly: approved at once, a sign-up link by email."""
     email = _normalized(email)
@@ -136,7 +156,8 @@ def developer_invite(
         raise InviteNotNeeded(f"{email} already has an account; it can sign in.")
     if user is None:
         user = User.objects.create_user(email=email, password=None, first_name=name[:150])
-    developer, _ = Developer.objects.get_or_create(user=user)
+    developer, created = Developer.objects.get_or_create(user=user)
+    previous = None if created else developer.access
     developer.access = Developer.Access.APPROVED
     developer.reviewed_at = now
     developer.name = name or developer.name
@@ -144,6 +165,8 @@ def developer_invite(
     if monthly_quota is not None:
         developer.monthly_quota = monthly_quota
     developer.save()
+    if previous != Developer.Access.APPROVED:
+        _access_event(developer, EventType.ACCESS_APPROVED, actor=actor, previous=previous)
     link, signup_url = signup_link_issue(developer=developer, created_by=invited_by, now=now)
     email_queue(
         to=email,
@@ -154,20 +177,31 @@ def developer_invite(
 
 
 @transaction.atomic
-def developer_suspend(*, developer: Developer, now: datetime) -> bool:
+def developer_suspend(*, developer: Developer, now: datetime, actor: str) -> bool:
     """Every key of the developer answers 401 inactive_api_key from the next request on:
     authentication reads the owner's access with the key, in the same query."""
     changed = Developer.objects.filter(pk=developer.pk, access=Developer.Access.APPROVED).update(
         access=Developer.Access.SUSPENDED, reviewed_at=now
     )
+    if changed:
+        developer.access = Developer.Access.SUSPENDED
+        _access_event(
+            developer, EventType.ACCESS_SUSPENDED, actor=actor, previous=Developer.Access.APPROVED
+        )
     return bool(changed)
 
 
 @transaction.atomic
-def developer_reactivate(*, developer: Developer, now: datetime) -> bool:
+def developer_reactivate(*, developer: Developer, now: datetime, actor: str) -> bool:
+    """Approves a suspended developer again: recorded as `access.approved`."""
     changed = Developer.objects.filter(pk=developer.pk, access=Developer.Access.SUSPENDED).update(
         access=Developer.Access.APPROVED, reviewed_at=now
     )
+    if changed:
+        developer.access = Developer.Access.APPROVED
+        _access_event(
+            developer, EventType.ACCESS_APPROVED, actor=actor, previous=Developer.Access.SUSPENDED
+        )
     return bool(changed)
 
 

@@ -1,9 +1,13 @@
-"""Quota alerts: an email when a key's usage this month reaches 80% and 100% of its quota.
+"""Quota alerts: an email and an event when a key's usage this month reaches 80% and 100%
+of its quota; an event when the developer's live usage crosses 80% and 100% of their
+allowance.
 
 The charge decides (`accounts.services.units`): its statement inserts a QuotaAlert row
 per threshold the new total reaches, and the unique constraint on (key, month,
 threshold) lets only the first charge that reaches it insert the row. That charge's
-request renders one email, for the highest threshold it reached, and queues it on commit.
+request records a `quota.threshold_reached` event per threshold (in its transaction),
+renders one email, for the highest threshold it reached, and queues it on commit. A
+charge that reaches nothing costs nothing here: no read, no write.
 """
 
 from collections.abc import Iterable
@@ -14,6 +18,8 @@ from django.db import transaction
 from accounts.emails import email_queue
 from accounts.models import ApiKey, MonthlyUsage, QuotaAlert, User, month_start
 from accounts.selectors import AuthenticatedKey, UsageSummary
+from events.models import Actor, EventType
+from events.services import event_emit
 
 
 def quota_alerts_queue(
@@ -26,9 +32,24 @@ def quota_alerts_queue(
     left would say something no longer true. The owner's email is read here, not with the
     key on every request: a key reaches a threshold a few times a month.
     """
-    highest = max(thresholds, default=None)
-    if highest is None:
+    thresholds = sorted(thresholds)
+    if not thresholds:
         return
+    for threshold in thresholds:
+        event_emit(
+            developer=api_key.developer_id,
+            type=EventType.QUOTA_THRESHOLD_REACHED,
+            mode=api_key.mode,
+            actor=Actor.SYSTEM,
+            data={
+                "keyPrefix": api_key.prefix,
+                "threshold": threshold,
+                "unitsUsed": usage.units_used,
+                "unitsQuota": usage.units_quota,
+                "period": f"{usage.period:%Y-%m}",
+            },
+        )
+    highest = thresholds[-1]
     owner_email = (
         User.objects.filter(developer__pk=api_key.developer_id)
         .values_list("email", flat=True)
@@ -42,6 +63,27 @@ def quota_alerts_queue(
         # answer into an error.
         robust=True,
     )
+
+
+def allowance_thresholds_record(
+    *, api_key: ApiKey | AuthenticatedKey, thresholds: Iterable[int], usage: UsageSummary
+) -> None:
+    """An `allowance.threshold_reached` event per allowance threshold the charge of
+    `api_key` crossed; `usage` is the developer's month after it."""
+    for threshold in sorted(thresholds):
+        event_emit(
+            developer=api_key.developer_id,
+            type=EventType.ALLOWANCE_THRESHOLD_REACHED,
+            mode=api_key.mode,
+            actor=Actor.SYSTEM,
+            data={
+                "keyPrefix": api_key.prefix,
+                "threshold": threshold,
+                "unitsUsed": usage.units_used,
+                "unitsAllowance": usage.units_quota,
+                "period": f"{usage.period:%Y-%m}",
+            },
+        )
 
 
 @transaction.atomic

@@ -3,15 +3,18 @@
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
+from django.db.models.fields.json import KT
 from django.utils import timezone
 
 from accounts import crypto
 from accounts.emails import email_queue
 from accounts.models import KEY_LIFETIME, ApiKey, Developer, KeyExpiryNotice, key_usable
-from accounts.selectors import AuthenticatedKey, api_key_read
+from accounts.selectors import AuthenticatedKey, api_key_read, iso_utc
 from accounts.services.alerts import quota_alerts_reset
+from events.models import Actor, Event, EventType
+from events.services import event_emit
 from phoneintel.errors import ErrorCode
 
 # Live (neither revoked nor expired) keys a developer may hold at once through the portal.
@@ -57,10 +60,15 @@ def api_key_create(
     expires_at: datetime | None = None,
     mode: str = ApiKey.Mode.LIVE,
     rolled_from: ApiKey | None = None,
+    actor: str = Actor.SYSTEM,
 ) -> tuple[ApiKey, str]:
     """Issues a key (a test key with `mode=test`). The raw key is returned here once and
     exists nowhere else. A successor names the key it was `rolled_from`, whose lineage's
-    month it continues."""
+    month it continues.
+
+    Records `key.created`, done by `actor`: the system by default, as staff tooling
+    (`manage.py apikey create`) issues keys; the portal says `developer`. A successor's
+    event is its roll's (`api_key_roll`), one event for one action."""
     now = timezone.now()
     latest = now + KEY_LIFETIME
     if expires_at is None:
@@ -86,11 +94,24 @@ def api_key_create(
                     rolled_from=rolled_from,
                     lineage=rolled_from and (rolled_from.lineage or rolled_from),
                 )
+                if rolled_from is None:
+                    event_emit(
+                        developer=developer,
+                        type=EventType.KEY_CREATED,
+                        mode=mode,
+                        actor=actor,
+                        data=_key_data(key) | {"expiresAt": iso_utc(key.expires_at)},
+                    )
             return key, raw
         except IntegrityError:
             # A display prefix collided (47 random bits); draw a new key.
             continue
     raise RuntimeError("Could not draw a unique API key.")
+
+
+def _key_data(key: ApiKey) -> dict:
+    """How an event names a key: its display prefix and name, never the key."""
+    return {"keyPrefix": key.prefix, "name": key.name}
 
 
 def _default_quota(mode: str) -> int:
@@ -99,11 +120,23 @@ def _default_quota(mode: str) -> int:
     return settings.API_DEFAULT_MONTHLY_QUOTA
 
 
-def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
-    """Permanent and immediate: the next request with this key is refused."""
-    if api_key.revoked_at is None:
-        api_key.revoked_at = timezone.now()
-        api_key.save(update_fields=["revoked_at"])
+@transaction.atomic
+def api_key_revoke(*, api_key: ApiKey, actor: str) -> ApiKey:
+    """Permanent and immediate: the next request with this key is refused. Records
+    `key.revoked` once, when the key is revoked, not when it was already."""
+    now = timezone.now()
+    # A conditional update, so two revocations at once record one event.
+    if ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=now):
+        api_key.revoked_at = now
+        event_emit(
+            developer=api_key.developer_id,
+            type=EventType.KEY_REVOKED,
+            mode=api_key.mode,
+            actor=actor,
+            data=_key_data(api_key),
+        )
+    elif api_key.revoked_at is None:
+        api_key.refresh_from_db(fields=["revoked_at"])
     return api_key
 
 
@@ -165,7 +198,7 @@ def api_key_touch(*, api_key_id: int, now: datetime) -> None:
 
 @transaction.atomic
 def developer_key_create(
-    *, developer: Developer, name: str, mode: str = ApiKey.Mode.LIVE
+    *, developer: Developer, name: str, mode: str = ApiKey.Mode.LIVE, actor: str
 ) -> tuple[ApiKey, str]:
     """A key issued in the portal: a bounded number of each mode at once; live keys for
     approved developers only, test keys for any developer who may use them
@@ -186,15 +219,18 @@ def developer_key_create(
             f"You have {count} {mode} keys, the most allowed. Revoke one you no longer use."
         )
     quota = developer.monthly_quota if mode == ApiKey.Mode.LIVE else None
-    return api_key_create(developer=developer, name=name, monthly_quota=quota, mode=mode)
+    return api_key_create(
+        developer=developer, name=name, monthly_quota=quota, mode=mode, actor=actor
+    )
 
 
 @transaction.atomic
 def api_key_roll(
-    *, api_key: ApiKey, old_key_expires_at: datetime, now: datetime
+    *, api_key: ApiKey, old_key_expires_at: datetime, now: datetime, actor: str
 ) -> tuple[ApiKey, str]:
     """Issues a successor with the same name, quota and rate limit; the old key stops at
-    `old_key_expires_at` (now, or up to 24 hours later, never later than it would have)."""
+    `old_key_expires_at` (now, or up to 24 hours later, never later than it would have).
+    Records one `key.rolled` naming both keys."""
     old = ApiKey.objects.select_for_update().select_related("developer").get(pk=api_key.pk)
     if old.status_at(now) != ApiKey.Status.ACTIVE:
         raise KeyNotAllowed(f"Only an active key can be rolled; this one is {old.status_at(now)}.")
@@ -214,15 +250,25 @@ def api_key_roll(
     old.save(update_fields=["expires_at"])
     # The developer chose when the old key ends: no "expires soon" notice for it.
     KeyExpiryNotice.objects.get_or_create(api_key=old, defaults={"sent_at": now})
+    event_emit(
+        developer=old.developer,
+        type=EventType.KEY_ROLLED,
+        mode=old.mode,
+        actor=actor,
+        data=_key_data(old)
+        | {"newKeyPrefix": new.prefix, "oldKeyExpiresAt": iso_utc(old.expires_at)},
+    )
     return new, raw
 
 
 @transaction.atomic
 def key_expiry_notices_send(*, now: datetime) -> int:
-    """Emails each developer whose active keys expire within 7 days, once per key.
+    """Emails each developer whose active keys expire within 7 days, and records a
+    `key.expiring` event, once per key.
 
     Returns how many keys were noticed. Running it twice, or two at once, sends nothing
-    twice: the keys are locked (others skip them) and each notice row is unique per key.
+    twice: the keys are locked (others skip them) and each notice row is unique per key;
+    a key whose notice row another run inserted first is left to that run.
     """
     keys = list(
         ApiKey.objects.select_for_update(skip_locked=True, of=("self",))
@@ -237,11 +283,17 @@ def key_expiry_notices_send(*, now: datetime) -> int:
         )
         .order_by("developer_id", "expires_at")
     )
-    KeyExpiryNotice.objects.bulk_create(
-        [KeyExpiryNotice(api_key=key, sent_at=now) for key in keys], ignore_conflicts=True
-    )
+    noticed = _expiry_notices_insert(keys=keys, now=now)
+    keys = [key for key in keys if key.pk in noticed]
     by_developer: dict[int, list[ApiKey]] = {}
     for key in keys:
+        event_emit(
+            developer=key.developer,
+            type=EventType.KEY_EXPIRING,
+            mode=key.mode,
+            actor=Actor.SYSTEM,
+            data=_key_data(key) | {"expiresAt": iso_utc(key.expires_at)},
+        )
         by_developer.setdefault(key.developer_id, []).append(key)
     for developer_keys in by_developer.values():
         developer = developer_keys[0].developer
@@ -251,3 +303,57 @@ def key_expiry_notices_send(*, now: datetime) -> int:
             context={"developer": developer, "keys": developer_keys},
         )
     return len(keys)
+
+
+_NOTICES = KeyExpiryNotice._meta.db_table
+
+
+def _expiry_notices_insert(*, keys: list[ApiKey], now: datetime) -> set[int]:
+    """Inserts a notice row per key; returns the keys whose row this call inserted (the
+    unique constraint lets one run have each)."""
+    if not keys:
+        return set()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {_NOTICES} (api_key_id, sent_at)"
+            " SELECT unnest(%s::bigint[]), %s"
+            " ON CONFLICT (api_key_id) DO NOTHING RETURNING api_key_id",
+            [[key.pk for key in keys], now],
+        )
+        return {row[0] for row in cursor.fetchall()}
+
+
+# How long after a key expires `key.expired` may still be recorded for it: a beat that was
+# down for longer leaves the key's expiry unrecorded rather than scanning every key ever.
+EXPIRED_EVENT_WINDOW = timedelta(days=7)
+# Serializes the runs of `key_expired_events_record`, so each sees the previous one's events.
+_EXPIRED_EVENTS_LOCK = 560_001
+
+
+@transaction.atomic
+def key_expired_events_record(*, now: datetime) -> int:
+    """Records `key.expired` for each key that expired (and was not revoked first) since
+    the last run, once per key: the event itself is the mark, and one run at a time reads
+    the marks (a transaction-scoped advisory lock). Returns how many."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_EXPIRED_EVENTS_LOCK])
+    since = now - EXPIRED_EVENT_WINDOW
+    recorded = Event.objects.filter(
+        type=EventType.KEY_EXPIRED, created_at__gte=since, data__has_key="keyPrefix"
+    ).values_list(KT("data__keyPrefix"), flat=True)
+    keys = (
+        ApiKey.objects.filter(revoked_at__isnull=True, expires_at__gt=since, expires_at__lte=now)
+        .exclude(prefix__in=recorded)
+        .order_by("expires_at")
+    )
+    count = 0
+    for key in keys:
+        event_emit(
+            developer=key.developer_id,
+            type=EventType.KEY_EXPIRED,
+            mode=key.mode,
+            actor=Actor.SYSTEM,
+            data=_key_data(key) | {"expiredAt": iso_utc(key.expires_at)},
+        )
+        count += 1
+    return count

@@ -15,6 +15,9 @@ Every charge (a single lookup, an idempotent one, a bulk call, staff tooling) ru
   product (the usage page);
 - records the quota thresholds (80%, 100%) a live key's charge reaches first: the unique
   constraint lets exactly one of several racing charges insert each;
+- names the allowance thresholds (80%, 100%) the charge crossed: charges of one developer
+  queue on their month's row, so exactly one moves the total across each (no table: a
+  raised allowance is crossed afresh at its own 80%, as a raised quota warns again);
 - and runs the caller's read of intelligence data (`read`) in the same statement, so a
   lookup reads and pays in one round trip, and the rows and the charge cannot part.
 
@@ -44,7 +47,7 @@ from accounts.selectors import (
     developer_allowance,
     usage_for_key,
 )
-from accounts.services.alerts import quota_alerts_queue
+from accounts.services.alerts import allowance_thresholds_record, quota_alerts_queue
 from phoneintel.db import READ_COLUMNS, ReadRow, hot_cursor
 from phoneintel.errors import ApiError, ErrorCode
 
@@ -110,6 +113,7 @@ _CHARGE_SQL = f"""
         ON CONFLICT (developer_id, period) DO UPDATE
             SET units_used = u.units_used + EXCLUDED.units_used,
                 units_allowed = EXCLUDED.units_allowed
+        RETURNING units_used, units_allowed
     ),
     daily AS (
         INSERT INTO {_DAILY} AS d (api_key_id, day, product, units_used)
@@ -127,8 +131,15 @@ _CHARGE_SQL = f"""
         RETURNING threshold
     )
     SELECT 'charged' AS kind, CAST(NULL AS text) AS number,
-           (SELECT string_agg(CAST(threshold AS text), ' ') FROM alerted) AS label,
-           CAST(NULL AS integer) AS bucket, CAST(units_used AS bigint) AS n
+           concat_ws(' ',
+               (SELECT string_agg('quota:' || threshold, ' ') FROM alerted),
+               (SELECT string_agg('allowance:' || threshold, ' ')
+                FROM allowed, (VALUES {_THRESHOLDS}) AS thresholds (threshold)
+                WHERE CAST(units_used - %(units)s AS bigint) * 100
+                        < threshold * CAST(units_allowed AS bigint)
+                  AND CAST(units_used AS bigint) * 100
+                        >= threshold * CAST(units_allowed AS bigint))) AS label,
+           (SELECT units_used FROM allowed) AS bucket, CAST(units_used AS bigint) AS n
     FROM charged
 """  # noqa: S608  (table names are ours; values are parameters)
 
@@ -189,7 +200,15 @@ def charge_units(
     usage = UsageSummary(
         period=month_start(now), units_used=charge.n, units_quota=api_key.monthly_quota
     )
-    alerts = sorted(int(threshold) for threshold in (charge.label or "").split())
-    if alerts:
+    crossed = [label.split(":") for label in charge.label.split()]
+    if alerts := sorted(int(threshold) for of, threshold in crossed if of == "quota"):
         quota_alerts_queue(api_key=api_key, thresholds=alerts, usage=usage)
+    if reached := sorted(int(threshold) for of, threshold in crossed if of == "allowance"):
+        allowance_thresholds_record(
+            api_key=api_key,
+            thresholds=reached,
+            usage=UsageSummary(
+                period=usage.period, units_used=charge.bucket, units_quota=allowance.units_quota
+            ),
+        )
     return Charged(usage=usage, rows=[row for row in rows if row.kind != "charged"])

@@ -184,7 +184,7 @@ def test_approve_and_reject_from_a_requests_own_page(staff_client, make_develope
 def test_a_keys_admin_page_shows_its_lineage(staff_client, make_key):
     old, _ = make_key()
     now = timezone.now()
-    new, _ = api_key_roll(api_key=old, old_key_expires_at=now, now=now)
+    new, _ = api_key_roll(api_key=old, old_key_expires_at=now, now=now, actor="system")
     page = staff_client.get(f"/admin/accounts/apikey/{old.pk}/change/").content.decode()
     assert f"{new.prefix}… ({new.name})" in page.split("Replaced by", 1)[1]
     page = staff_client.get(f"/admin/accounts/apikey/{new.pk}/change/").content.decode()

@@ -33,7 +33,9 @@ def test_a_rolled_key_continues_its_predecessors_month(client, make_key):
     for _ in range(3):
         assert lookup(client, old_raw).status_code == 200
     now = timezone.now()
-    new, new_raw = api_key_roll(api_key=old, old_key_expires_at=now + timedelta(hours=1), now=now)
+    new, new_raw = api_key_roll(
+        api_key=old, old_key_expires_at=now + timedelta(hours=1), now=now, actor="system"
+    )
     assert account(client, new_raw)["usage"]["unitsUsed"] == 3
     assert lookup(client, new_raw).json()["meta"]["usage"]["unitsUsed"] == 4
     assert lookup(client, old_raw).json()["meta"]["usage"]["unitsUsed"] == 5  # one lineage
@@ -41,7 +43,7 @@ def test_a_rolled_key_continues_its_predecessors_month(client, make_key):
     assert refused.status_code == 429
     assert refused.json()["error"]["details"][0]["code"] == "key_quota"
     # A second roll stays in the same lineage.
-    _third, third_raw = api_key_roll(api_key=new, old_key_expires_at=now, now=now)
+    _third, third_raw = api_key_roll(api_key=new, old_key_expires_at=now, now=now, actor="system")
     assert account(client, third_raw)["usage"]["unitsUsed"] == 5
     assert MonthlyUsage.objects.get().units_used == 5
 
@@ -58,7 +60,7 @@ def test_the_account_shows_the_key_and_the_developer_allowance(client, make_key)
 
 @pytest.mark.django_db(transaction=True)  # the refused statement ends its own transaction
 def test_over_the_allowance_is_429_with_its_own_detail_and_charges_nothing(client):
-    developer = developer_get_or_create_approved(email="two-keys@example.test")
+    developer = developer_get_or_create_approved(email="two-keys@example.test", actor="system")
     Developer.objects.filter(pk=developer.pk).update(monthly_allowance=2)
     _, first = api_key_create(developer=developer, name="one")
     _, second = api_key_create(developer=developer, name="two")
@@ -105,7 +107,7 @@ def test_a_test_key_never_counts_in_the_allowance(client, make_key):
 @pytest.mark.django_db(transaction=True)
 def test_40_concurrent_lookups_over_three_keys_never_pass_the_allowance(gunicorn_server):
     """Real threads, two worker processes, real PostgreSQL: the allowance holds to the unit."""
-    developer = developer_get_or_create_approved(email="racer@example.test")
+    developer = developer_get_or_create_approved(email="racer@example.test", actor="system")
     Developer.objects.filter(pk=developer.pk).update(monthly_allowance=25)
     raws = [
         api_key_create(developer=developer, name=f"k{i}", monthly_quota=1000, rate_limit="1000/m")[

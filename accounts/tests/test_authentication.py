@@ -116,13 +116,13 @@ def test_a_key_works_until_the_microsecond_it_expires(send, make_key, bearer):
 def test_revocation_takes_effect_on_the_very_next_request(send, make_key, bearer):
     key, raw = make_key()
     assert send(**bearer(raw)).status_code == 200
-    api_key_revoke(api_key=key)
+    api_key_revoke(api_key=key, actor="system")
     assert_401(send(**bearer(raw)), "revoked_api_key")
 
 
 def test_revoked_wins_over_expired(send, make_key, bearer):
     key, raw = make_key()
-    api_key_revoke(api_key=key)
+    api_key_revoke(api_key=key, actor="system")
     ApiKey.objects.filter(pk=key.pk).update(expires_at=timezone.now() - timedelta(days=1))
     assert_401(send(**bearer(raw)), "revoked_api_key")
 

@@ -51,7 +51,7 @@ def test_a_rolled_key_gets_no_expiry_notice(make_developer, sent):
     developer = make_developer()
     now = timezone.now()
     old, _ = api_key_create(developer=developer, name="Rolled")
-    api_key_roll(api_key=old, old_key_expires_at=now + timedelta(hours=2), now=now)
+    api_key_roll(api_key=old, old_key_expires_at=now + timedelta(hours=2), now=now, actor="system")
     noticed, emails = sent(send_key_expiry_notices.delay)
     assert noticed.get() == 0 and emails == []
 
@@ -83,6 +83,8 @@ def test_beat_schedules_every_job_and_the_worker_knows_them():
         "accounts.tasks.purge_signup_links",
         "accounts.tasks.purge_request_log",
         "accounts.tasks.send_key_expiry_notices",
+        "accounts.tasks.record_expired_keys",
+        "events.tasks.purge_events",
     }
     celery_app.loader.import_default_modules()
     assert schedule <= set(celery_app.tasks)

@@ -112,7 +112,10 @@ def answer(client, make_key, other_session):
             LOOKUP, {}, "application/json", **with_key(expired)
         ),
         ErrorCode.REVOKED_API_KEY: lambda: client.post(
-            LOOKUP, {}, "application/json", **with_key(lambda k: api_key_revoke(api_key=k))
+            LOOKUP,
+            {},
+            "application/json",
+            **with_key(lambda k: api_key_revoke(api_key=k, actor="system")),
         ),
         ErrorCode.INACTIVE_API_KEY: lambda: client.post(
             LOOKUP,

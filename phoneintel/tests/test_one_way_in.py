@@ -47,7 +47,7 @@ def charged() -> tuple[int, int]:
 
 
 def revoked(key: ApiKey) -> None:
-    api_key_revoke(api_key=key)
+    api_key_revoke(api_key=key, actor="system")
 
 
 def expired(key: ApiKey) -> None:

@@ -148,7 +148,7 @@ def test_400_idempotency_key_required(client, bearer, key, contract):
 def test_401_for_every_key_problem(client, post, make_key, contract, path):
     method = "get" if path == ACCOUNT else "post"
     revoked = make_key()
-    api_key_revoke(api_key=revoked[0])
+    api_key_revoke(api_key=revoked[0], actor="system")
     expired = make_key(expires_at=timezone.now() + timedelta(seconds=1))
     expired[0].expires_at = timezone.now() - timedelta(days=1)
     expired[0].save(update_fields=["expires_at"])

@@ -20,6 +20,7 @@ from accounts.services import (
     developer_get_or_create_approved,
     developer_set_allowance,
 )
+from events.models import Actor
 
 
 class Command(BaseCommand):
@@ -76,7 +77,7 @@ class Command(BaseCommand):
                 raise CommandError("--expires-at must be an ISO 8601 date and time.")
             if timezone.is_naive(when):
                 when = when.replace(tzinfo=UTC)
-        developer = developer_get_or_create_approved(email=email)
+        developer = developer_get_or_create_approved(email=email, actor=Actor.SYSTEM)
         if allowance is not None:
             developer_set_allowance(developer=developer, monthly_allowance=allowance)
         try:
@@ -87,6 +88,7 @@ class Command(BaseCommand):
                 rate_limit=rate_limit,
                 expires_at=when,
                 mode=ApiKey.Mode.TEST if test else ApiKey.Mode.LIVE,
+                actor=Actor.SYSTEM,
             )
         except KeyLifetimeError as error:
             raise CommandError(str(error)) from None
@@ -104,7 +106,7 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(raw))
 
     def _revoke(self, *, id, **_):
-        api_key_revoke(api_key=self._key(id))
+        api_key_revoke(api_key=self._key(id), actor=Actor.SYSTEM)
         self.stdout.write(f"Key {id} revoked.")
 
     def _deactivate(self, *, id, **_):

@@ -64,7 +64,7 @@ def test_401_for_each_kind_of_unusable_key(server, make_key, client_for):
     expired_key, expired = make_key()
     ApiKey.objects.filter(pk=expired_key.pk).update(expires_at=timezone.now() - timedelta(days=1))
     revoked_key, revoked = make_key()
-    api_key_revoke(api_key=revoked_key)
+    api_key_revoke(api_key=revoked_key, actor="system")
     inactive_key, inactive = make_key()
     api_key_set_active(api_key=inactive_key, active=False)
     cases = {
