@@ -83,7 +83,7 @@ def _error_details():
         {
             "field": serializers.CharField(
                 help_text="JSON Pointer into the body (`/phone`, `/inputs/3/phone`),"
-                " or a header name."
+                " a header name, or a query parameter's name (`limit`)."
             ),
             "code": serializers.CharField(),
             "message": serializers.CharField(),

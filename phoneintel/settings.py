@@ -298,6 +298,8 @@ SPECTACULAR_SETTINGS = {
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
+        # Before complete_contract, which closes the `Event` alternatives with the others.
+        "events.openapi.event_schemas",
         "phoneintel.openapi.complete_contract",
         "lookups.openapi.sandbox_section",
     ],
@@ -308,6 +310,7 @@ SPECTACULAR_SETTINGS = {
     "TAGS": [
         {"name": "Lookups", "description": "One product on one number, or on up to 50 in bulk."},
         {"name": "Account", "description": "Your key, its quota, its usage and its rate limit."},
+        {"name": "Events", "description": "What happened to your account, newest first."},
         {"name": "Catalog", "description": "Every product with its price and availability."},
         {"name": "Sandbox", "description": "The test numbers a test key answers."},
         {"name": "Contract", "description": "This OpenAPI document."},

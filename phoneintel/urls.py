@@ -3,6 +3,7 @@ from django.urls import include, path, re_path
 
 from accounts.api import AccountView
 from catalog.api import ProductManifestView
+from events.api import EventsView
 from lookups.api import urlpatterns as lookup_patterns
 from lookups.views import testing
 from phoneintel.health import healthz, readyz
@@ -14,6 +15,7 @@ api_patterns = [
     path("products", ProductManifestView.as_view(), name="products"),
     path("openapi.json", OpenApiDocumentView.as_view(), name="openapi"),
     path("account", AccountView.as_view(), name="account"),
+    path("events", EventsView.as_view(), name="events"),
     *lookup_patterns(),
 ]
 

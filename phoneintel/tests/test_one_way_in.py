@@ -21,13 +21,14 @@ PHONE = {"phone": "+14155550123"}
 LOOKUPS = {f"/v1/data/{product.path}": product.value for product in PRODUCTS.values()}
 BULK = "/v1/data/bulk-lookups"
 ACCOUNT = "/v1/data/account"
-ENDPOINTS = [*LOOKUPS, BULK, ACCOUNT]
+EVENTS = "/v1/data/events"
+ENDPOINTS = [*LOOKUPS, BULK, ACCOUNT, EVENTS]
 CHARGING = [*LOOKUPS, BULK]
 
 
 def send(client, endpoint: str, raw: str | None, **headers):
     auth = {"HTTP_AUTHORIZATION": f"Bearer {raw}"} if raw is not None else {}
-    if endpoint == ACCOUNT:
+    if endpoint in (ACCOUNT, EVENTS):
         return client.get(endpoint, **auth, **headers)
     body = {"product": "phone-risk", "inputs": [PHONE]} if endpoint == BULK else PHONE
     return client.post(
@@ -172,7 +173,7 @@ def test_a_permission_added_in_settings_refuses_every_endpoint(gunicorn_server, 
     _, raw = make_key()
     with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {raw}"}) as http:
         for endpoint in ENDPOINTS:
-            if endpoint == ACCOUNT:
+            if endpoint in (ACCOUNT, EVENTS):
                 response = http.get(endpoint)
             else:
                 body = {"product": "phone-risk", "inputs": [PHONE]} if endpoint == BULK else PHONE

@@ -22,6 +22,7 @@ LOOKUPS = [
     "/v1/data/phone-exposure-checks",
 ]
 SPEC_OPERATIONS = PUBLIC | {("get", "/v1/data/account"), ("post", "/v1/data/bulk-lookups")}
+SPEC_OPERATIONS |= {("get", "/v1/data/events")}
 SPEC_OPERATIONS |= {("post", path) for path in LOOKUPS}
 AUTHENTICATED_STATUSES = {"400", "401", "404", "405", "413", "422", "429", "500", "503"}
 PUBLIC_STATUSES = {"400", "405", "413", "500"}

@@ -76,6 +76,14 @@ def test_account(client, bearer, key, contract, post):
     assert body["data"]["usage"]["byProduct"] == {"carrier-lookup": 1}
 
 
+def test_events(client, bearer, key, contract):
+    events = "/v1/data/events"
+    body = contract.assert_conforms(client.get(events, **bearer(key[1])), events, "get")
+    assert [item["type"] for item in body["data"]["items"]] == ["key.created", "access.approved"]
+    bad = client.get(events, {"limit": "0"}, **bearer(key[1]))
+    assert contract.assert_conforms(bad, events, "get")["error"]["details"][0]["field"] == "limit"
+
+
 @pytest.mark.parametrize("path", list(LOOKUPS))
 def test_lookup_found_and_not_found(post, contract, demo_data, path):
     found = contract.assert_conforms(post(path, {"phone": LOOKUPS[path][1]}), path, "post")
