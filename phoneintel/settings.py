@@ -302,6 +302,7 @@ SPECTACULAR_SETTINGS = {
         "events.openapi.event_schemas",
         "phoneintel.openapi.complete_contract",
         "lookups.openapi.sandbox_section",
+        "webhooks.openapi.webhooks_section",
     ],
     "SERVERS": [{"url": "/", "description": "this deployment"}],
     # Spectral's `spectral:oas` ruleset (`make check`) wants a contact and every operation's
@@ -311,6 +312,10 @@ SPECTACULAR_SETTINGS = {
         {"name": "Lookups", "description": "One product on one number, or on up to 50 in bulk."},
         {"name": "Account", "description": "Your key, its quota, its usage and its rate limit."},
         {"name": "Events", "description": "What happened to your account, newest first."},
+        {
+            "name": "Webhooks",
+            "description": "The events we POST to your endpoints, signed (Standard Webhooks).",
+        },
         {"name": "Catalog", "description": "Every product with its price and availability."},
         {"name": "Sandbox", "description": "The test numbers a test key answers."},
         {"name": "Contract", "description": "This OpenAPI document."},

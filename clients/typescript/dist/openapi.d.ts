@@ -69,6 +69,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/data/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Events on your account
+         * @description What happened to your developer account, newest first: keys created, rolled, revoked, restricted, expiring and expired; quota and allowance thresholds reached; access approved or suspended; webhook tests. A live key reads the live events (account events included), a test key the test ones. Each type and its `data` is a schema of its own (`KeyCreatedEvent`, …); the same events are delivered to your webhook endpoints. Kept 400 days. Free: never charges a unit.
+         *
+         *     Page with `limit` and `startingAfter` (the last `id` you read) while `hasMore` is true. Any other query parameter, or a value not described here, is 422 `validation_error` naming the parameter in `error.details[0].field`.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/data/openapi.json": {
         parameters: {
             query?: never;
@@ -260,7 +282,250 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "key.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event key.created
+         * @description A key was issued: in the portal (`developer`) or by staff tooling (`system`).
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_key_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "key.rolled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event key.rolled
+         * @description A key was rolled: a successor (`newKeyPrefix`) was issued with the same name, quota and rate limit, and the old key stops at `oldKeyExpiresAt`.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_key_rolled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "key.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event key.revoked
+         * @description A key was revoked: permanent, from its next request on.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_key_revoked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "key.restricted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event key.restricted
+         * @description A key's restrictions changed: the products it may ask for (null: every product) and the addresses it may be used from (empty: any).
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_key_restricted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "key.expiring": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event key.expiring
+         * @description A key expires within 7 days: sent once per key, with the email that says so.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_key_expiring"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "key.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event key.expired
+         * @description A key reached its expiry (a revoked key does not expire again): once per key, within the hour.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_key_expired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "quota.threshold_reached": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event quota.threshold_reached
+         * @description A live key's usage this month reached 80% or 100% of its quota: once per key, month and threshold, from the request whose charge reached it. At 100% lookups answer 429 `quota_exceeded` until the month resets.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_quota_threshold_reached"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "allowance.threshold_reached": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event allowance.threshold_reached
+         * @description The developer's live usage this month, across all their keys, crossed 80% or 100% of their allowance; `keyPrefix` is the key whose charge crossed it.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_allowance_threshold_reached"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "access.approved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event access.approved
+         * @description Staff approved the account (or reactivated a suspended one): live keys work.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_access_approved"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "access.suspended": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event access.suspended
+         * @description Staff suspended the account: every key answers 401 `inactive_api_key`.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_access_suspended"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event webhook.test
+         * @description Sent from the portal's "send test event" to one webhook endpoint only.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_webhook_test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         Account: {
@@ -477,13 +742,36 @@ export interface components {
          */
         ErrorCodeEnum: "invalid_json" | "idempotency_key_required" | "missing_api_key" | "invalid_api_key" | "expired_api_key" | "revoked_api_key" | "inactive_api_key" | "not_found" | "method_not_allowed" | "idempotency_in_progress" | "idempotency_conflict" | "payload_too_large" | "validation_error" | "invalid_phone" | "test_number_required" | "rate_limited" | "quota_exceeded" | "server_error" | "service_unavailable";
         ErrorDetail: {
-            /** @description JSON Pointer into the body (`/phone`, `/inputs/3/phone`), or a header name. */
+            /** @description JSON Pointer into the body (`/phone`, `/inputs/3/phone`), a header name, or a query parameter's name (`limit`). */
             field: string;
             code: string;
             message: string;
         };
         ErrorEnvelope: {
             error: components["schemas"]["Error"];
+        };
+        EventsPage: {
+            /** @description Newest first. */
+            items: components["schemas"]["Event"][];
+            /** @description Whether older events follow: ask again with `startingAfter` set to the last item's `id`. */
+            hasMore: boolean;
+        };
+        EventsResponse: {
+            data: components["schemas"]["EventsPage"];
+            meta: components["schemas"]["EventsResponseMeta"];
+        };
+        EventsResponseMeta: {
+            usage: components["schemas"]["Usage"];
+            /** @description Equals the X-Request-Id header. */
+            requestId: string;
+            /**
+             * @description `test` when a sandbox key (`pi_beta_test_…`) made the call: the answer comes from the test numbers, never from real data, and the units are test usage.
+             *
+             *     * `live` - live
+             *     * `test` - test
+             */
+            mode: components["schemas"]["ModeEnum"];
+            unitsCharged: number;
         };
         /**
          * @description * `low` - low
@@ -745,6 +1033,456 @@ export interface components {
              */
             resetsAt: string;
         };
+        /** @description Who acted: the developer in the portal, staff in the admin, or the system (management commands, scheduled jobs, thresholds a charge crosses). */
+        EventActor: {
+            /** @enum {string} */
+            type: "developer" | "staff" | "system";
+        };
+        /**
+         * @description A key was issued: in the portal (`developer`) or by staff tooling (`system`).
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "key.created",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "developer"
+         *       },
+         *       "data": {
+         *         "keyPrefix": "pi_beta_4fK9xQ2m",
+         *         "name": "Production",
+         *         "expiresAt": "2027-02-20T08:15:04Z"
+         *       }
+         *     }
+         */
+        KeyCreatedEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "key.created";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The key's display prefix (`pi_beta_…` or `pi_beta_test_…` and 8 characters): never the key. */
+                keyPrefix: string;
+                /** @description The key's name when the event happened. */
+                name: string;
+                /** Format: date-time */
+                expiresAt: string;
+            };
+        };
+        /**
+         * @description A key was rolled: a successor (`newKeyPrefix`) was issued with the same name, quota and rate limit, and the old key stops at `oldKeyExpiresAt`.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "key.rolled",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "developer"
+         *       },
+         *       "data": {
+         *         "keyPrefix": "pi_beta_4fK9xQ2m",
+         *         "name": "Production",
+         *         "newKeyPrefix": "pi_beta_Hq7LmP0z",
+         *         "oldKeyExpiresAt": "2026-11-22T09:15:04Z"
+         *       }
+         *     }
+         */
+        KeyRolledEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "key.rolled";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The key's display prefix (`pi_beta_…` or `pi_beta_test_…` and 8 characters): never the key. */
+                keyPrefix: string;
+                /** @description The key's name when the event happened. */
+                name: string;
+                /** @description The key's display prefix (`pi_beta_…` or `pi_beta_test_…` and 8 characters): never the key. */
+                newKeyPrefix: string;
+                /** Format: date-time */
+                oldKeyExpiresAt: string;
+            };
+        };
+        /**
+         * @description A key was revoked: permanent, from its next request on.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "key.revoked",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "staff"
+         *       },
+         *       "data": {
+         *         "keyPrefix": "pi_beta_4fK9xQ2m",
+         *         "name": "Production"
+         *       }
+         *     }
+         */
+        KeyRevokedEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "key.revoked";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The key's display prefix (`pi_beta_…` or `pi_beta_test_…` and 8 characters): never the key. */
+                keyPrefix: string;
+                /** @description The key's name when the event happened. */
+                name: string;
+            };
+        };
+        /**
+         * @description A key's restrictions changed: the products it may ask for (null: every product) and the addresses it may be used from (empty: any).
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "key.restricted",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "developer"
+         *       },
+         *       "data": {
+         *         "keyPrefix": "pi_beta_4fK9xQ2m",
+         *         "name": "Production",
+         *         "products": [
+         *           "phone-lookup",
+         *           "carrier-lookup"
+         *         ],
+         *         "allowedIps": [
+         *           "203.0.113.0/24"
+         *         ]
+         *       }
+         *     }
+         */
+        KeyRestrictedEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "key.restricted";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The key's display prefix (`pi_beta_…` or `pi_beta_test_…` and 8 characters): never the key. */
+                keyPrefix: string;
+                /** @description The key's name when the event happened. */
+                name: string;
+                products: string[] | null;
+                allowedIps: string[];
+            };
+        };
+        /**
+         * @description A key expires within 7 days: sent once per key, with the email that says so.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "key.expiring",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "system"
+         *       },
+         *       "data": {
+         *         "keyPrefix": "pi_beta_4fK9xQ2m",
+         *         "name": "Production",
+         *         "expiresAt": "2026-11-28T09:30:00Z"
+         *       }
+         *     }
+         */
+        KeyExpiringEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "key.expiring";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The key's display prefix (`pi_beta_…` or `pi_beta_test_…` and 8 characters): never the key. */
+                keyPrefix: string;
+                /** @description The key's name when the event happened. */
+                name: string;
+                /** Format: date-time */
+                expiresAt: string;
+            };
+        };
+        /**
+         * @description A key reached its expiry (a revoked key does not expire again): once per key, within the hour.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "key.expired",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "system"
+         *       },
+         *       "data": {
+         *         "keyPrefix": "pi_beta_4fK9xQ2m",
+         *         "name": "Production",
+         *         "expiredAt": "2026-11-22T08:00:00Z"
+         *       }
+         *     }
+         */
+        KeyExpiredEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "key.expired";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The key's display prefix (`pi_beta_…` or `pi_beta_test_…` and 8 characters): never the key. */
+                keyPrefix: string;
+                /** @description The key's name when the event happened. */
+                name: string;
+                /** Format: date-time */
+                expiredAt: string;
+            };
+        };
+        /**
+         * @description A live key's usage this month reached 80% or 100% of its quota: once per key, month and threshold, from the request whose charge reached it. At 100% lookups answer 429 `quota_exceeded` until the month resets.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "quota.threshold_reached",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "system"
+         *       },
+         *       "data": {
+         *         "keyPrefix": "pi_beta_4fK9xQ2m",
+         *         "threshold": 80,
+         *         "unitsUsed": 800,
+         *         "unitsQuota": 1000,
+         *         "period": "2026-11"
+         *       }
+         *     }
+         */
+        QuotaThresholdReachedEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "quota.threshold_reached";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The key's display prefix (`pi_beta_…` or `pi_beta_test_…` and 8 characters): never the key. */
+                keyPrefix: string;
+                /**
+                 * @description Percent.
+                 * @enum {integer}
+                 */
+                threshold: 80 | 100;
+                unitsUsed: number;
+                unitsQuota: number;
+                /** @description UTC calendar month, `YYYY-MM`. */
+                period: string;
+            };
+        };
+        /**
+         * @description The developer's live usage this month, across all their keys, crossed 80% or 100% of their allowance; `keyPrefix` is the key whose charge crossed it.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "allowance.threshold_reached",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "system"
+         *       },
+         *       "data": {
+         *         "keyPrefix": "pi_beta_4fK9xQ2m",
+         *         "threshold": 100,
+         *         "unitsUsed": 10000,
+         *         "unitsAllowance": 10000,
+         *         "period": "2026-11"
+         *       }
+         *     }
+         */
+        AllowanceThresholdReachedEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "allowance.threshold_reached";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The key's display prefix (`pi_beta_…` or `pi_beta_test_…` and 8 characters): never the key. */
+                keyPrefix: string;
+                /**
+                 * @description Percent.
+                 * @enum {integer}
+                 */
+                threshold: 80 | 100;
+                unitsUsed: number;
+                unitsAllowance: number;
+                /** @description UTC calendar month, `YYYY-MM`. */
+                period: string;
+            };
+        };
+        /**
+         * @description Staff approved the account (or reactivated a suspended one): live keys work.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "access.approved",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "staff"
+         *       },
+         *       "data": {
+         *         "access": "approved",
+         *         "previousAccess": "pending"
+         *       }
+         *     }
+         */
+        AccessApprovedEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "access.approved";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @enum {string} */
+                access: "approved";
+                /**
+                 * @description The access before; null for an account created approved.
+                 * @enum {string|null}
+                 */
+                previousAccess: "pending" | "rejected" | "suspended" | "approved" | null;
+            };
+        };
+        /**
+         * @description Staff suspended the account: every key answers 401 `inactive_api_key`.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "access.suspended",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "staff"
+         *       },
+         *       "data": {
+         *         "access": "suspended",
+         *         "previousAccess": "approved"
+         *       }
+         *     }
+         */
+        AccessSuspendedEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "access.suspended";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @enum {string} */
+                access: "suspended";
+                /**
+                 * @description The access before; null for an account created approved.
+                 * @enum {string|null}
+                 */
+                previousAccess: "pending" | "rejected" | "suspended" | "approved" | null;
+            };
+        };
+        /**
+         * @description Sent from the portal's "send test event" to one webhook endpoint only.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "webhook.test",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "test",
+         *       "actor": {
+         *         "type": "developer"
+         *       },
+         *       "data": {
+         *         "endpointId": 7
+         *       }
+         *     }
+         */
+        WebhookTestEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "webhook.test";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The endpoint it was sent to. */
+                endpointId: number;
+            };
+        };
+        /** @description Something that happened to your account; `type` says which, and `data` has that type's fields. Never holds a key, a secret or a looked-up number. */
+        Event: components["schemas"]["KeyCreatedEvent"] | components["schemas"]["KeyRolledEvent"] | components["schemas"]["KeyRevokedEvent"] | components["schemas"]["KeyRestrictedEvent"] | components["schemas"]["KeyExpiringEvent"] | components["schemas"]["KeyExpiredEvent"] | components["schemas"]["QuotaThresholdReachedEvent"] | components["schemas"]["AllowanceThresholdReachedEvent"] | components["schemas"]["AccessApprovedEvent"] | components["schemas"]["AccessSuspendedEvent"] | components["schemas"]["WebhookTestEvent"];
         /** @description The error envelope of a 400 answer: `error.code` is one of `invalid_json`, `idempotency_key_required`. */
         ErrorEnvelope400: {
             error?: {
@@ -1267,6 +2005,185 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope409"];
+                };
+            };
+            /** @description The request body is over 32 KiB. Nothing is charged. */
+            413: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope413"];
+                };
+            };
+            /** @description The request failed validation; `error.details` names each field by JSON Pointer. Nothing is charged. */
+            422: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope422"];
+                };
+            };
+            /** @description Per-key rate limit (`rate_limited`) or monthly unit quota (`quota_exceeded`) exceeded, or too many failed authentications from one address. Nothing is charged. Carries `Retry-After` in seconds. */
+            429: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope429"];
+                };
+            };
+            /** @description Server failure. Nothing is charged; no internals are disclosed. */
+            500: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope500"];
+                };
+            };
+            /** @description The product or the beta is paused, or one of our stores (PostgreSQL, Redis) is unreachable or timing out. Nothing is charged. Carries `Retry-After` in seconds. */
+            503: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope503"];
+                };
+            };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Events per page, 1 to 100. */
+                limit?: number;
+                /** @description The `id` of the last event of the previous page: the page continues with the events older than it. */
+                startingAfter?: string;
+                /**
+                 * @description Only events of this type.
+                 *
+                 *     * `key.created` - key.created
+                 *     * `key.rolled` - key.rolled
+                 *     * `key.revoked` - key.revoked
+                 *     * `key.restricted` - key.restricted
+                 *     * `key.expiring` - key.expiring
+                 *     * `key.expired` - key.expired
+                 *     * `quota.threshold_reached` - quota.threshold_reached
+                 *     * `allowance.threshold_reached` - allowance.threshold_reached
+                 *     * `access.approved` - access.approved
+                 *     * `access.suspended` - access.suspended
+                 *     * `webhook.test` - webhook.test
+                 */
+                type?: "key.created" | "key.rolled" | "key.revoked" | "key.restricted" | "key.expiring" | "key.expired" | "quota.threshold_reached" | "allowance.threshold_reached" | "access.approved" | "access.suspended" | "webhook.test";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventsResponse"];
+                };
+            };
+            /** @description Invalid JSON (or a body that is not JSON), or a required Idempotency-Key is missing. Nothing is charged. */
+            400: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope400"];
+                };
+            };
+            /** @description Missing, invalid, expired, revoked or inactive API key. Nothing is charged. Carries `WWW-Authenticate: Bearer`. */
+            401: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description Always `Bearer realm="phoneintel"`. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope401"];
+                };
+            };
+            /** @description No such endpoint. */
+            404: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope404"];
+                };
+            };
+            /** @description The endpoint does not accept this method. */
+            405: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope405"];
                 };
             };
             /** @description The request body is over 32 KiB. Nothing is charged. */
@@ -2291,6 +3208,424 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope500"];
                 };
+            };
+        };
+    };
+    webhook_key_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeyCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_key_rolled: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeyRolledEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_key_revoked: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeyRevokedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_key_restricted: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeyRestrictedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_key_expiring: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeyExpiringEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_key_expired: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeyExpiredEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_quota_threshold_reached: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuotaThresholdReachedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_allowance_threshold_reached: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AllowanceThresholdReachedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_access_approved: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccessApprovedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_access_suspended: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccessSuspendedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_webhook_test: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookTestEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
