@@ -28,6 +28,7 @@ from phoneintel_client.errors import (
     RateLimitError,
     ServiceUnavailableError,
     ValidationError,
+    WebhookVerificationError,
 )
 from phoneintel_client.models import (
     PRODUCTS,
@@ -43,6 +44,8 @@ from phoneintel_client.models import (
     Business,
     Carrier,
     CarrierLookupResult,
+    Event,
+    EventActor,
     LookupResult,
     ManifestEndpoint,
     ManifestProduct,
@@ -60,6 +63,7 @@ from phoneintel_client.models import (
     TestNumbers,
     Usage,
 )
+from phoneintel_client.webhooks import verify_webhook
 
 __all__ = [
     "ERROR_TYPES",
@@ -91,6 +95,8 @@ __all__ = [
     "ConflictError",
     "ErrorCode",
     "ErrorDetail",
+    "Event",
+    "EventActor",
     "InternalServerError",
     "LookupResult",
     "ManifestEndpoint",
@@ -116,5 +122,7 @@ __all__ = [
     "TestNumbers",
     "Usage",
     "ValidationError",
+    "WebhookVerificationError",
     "__version__",
+    "verify_webhook",
 ]

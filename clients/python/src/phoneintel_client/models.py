@@ -295,6 +295,29 @@ SCHEMA_TYPES: dict[str, type] = {
 T = TypeVar("T")
 
 
+EventMode = Literal["live", "test"]
+ActorType = Literal["developer", "staff", "system"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class EventActor:
+    type: ActorType
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    """Something that happened to the account: what `GET /v1/data/events` lists and a
+    webhook delivery carries. `type` says which (`key.created`, …); `data` has that type's
+    fields, as the OpenAPI document describes them (kept as a plain dict: types may grow)."""
+
+    id: str
+    type: str
+    created_at: datetime
+    mode: EventMode
+    actor: EventActor
+    data: dict[str, Any] = field(default_factory=dict)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Response(Generic[T]):
     """A 200 answer: the typed `data`, its `meta`, and what the headers said."""
