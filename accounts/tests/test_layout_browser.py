@@ -58,6 +58,7 @@ PORTAL_PAGES = [
     ("portal:dashboard", ()),
     ("portal:usage", ()),
     ("portal:quickstart", ()),
+    ("webhooks:list", ()),
     ("portal:key_roll", (KEY,)),
     ("portal:key_revoke", (KEY,)),
     ("portal:password_change", ()),
@@ -275,6 +276,7 @@ def test_the_navigation_marks_the_current_page(live_server, browser_page, make_d
     for name, args, portal_marked in [
         ("portal:usage", (), {"Usage": "page"}),
         ("portal:quickstart", (), {"Quickstart": "page"}),
+        ("webhooks:list", (), {"Webhooks": "page"}),
         ("portal:password_change", (), {"Password": "page"}),
         ("portal:password_change_done", (), {"Password": "true"}),
         ("portal:key_roll", (KEY,), {"Keys": "true"}),
