@@ -2,6 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path, reverse_lazy
 
 from accounts import views
+from events import views as events_views
 
 app_name = "portal"
 
@@ -56,5 +57,7 @@ urlpatterns = [
     path("portal/usage/", views.usage, name="usage"),
     path("portal/usage.csv", views.usage_csv, name="usage_csv"),
     path("portal/requests/", views.request_log, name="request_log"),
+    path("portal/events/", events_views.event_list, name="events"),
+    path("portal/events.csv", events_views.event_list_csv, name="events_csv"),
     path("portal/quickstart/", views.quickstart, name="quickstart"),
 ]

@@ -26,8 +26,10 @@ _THRESHOLD = {"type": "integer", "enum": [80, 100], "description": "Percent."}
 _PERIOD = {"type": "string", "description": "UTC calendar month, `YYYY-MM`."}
 _UNITS = {"type": "integer", "minimum": 0}
 _ACCESS_BEFORE = {
-    "type": ["string", "null"],
-    "enum": ["pending", "rejected", "suspended", "approved", None],
+    "anyOf": [
+        {"type": "string", "enum": ["pending", "rejected", "suspended", "approved"]},
+        {"type": "null"},
+    ],
     "description": "The access before; null for an account created approved.",
 }
 

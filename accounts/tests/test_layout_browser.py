@@ -58,6 +58,7 @@ PORTAL_PAGES = [
     ("portal:dashboard", ()),
     ("portal:usage", ()),
     ("portal:quickstart", ()),
+    ("portal:events", ()),
     ("webhooks:list", ()),
     ("portal:key_roll", (KEY,)),
     ("portal:key_revoke", (KEY,)),
@@ -276,6 +277,7 @@ def test_the_navigation_marks_the_current_page(live_server, browser_page, make_d
     for name, args, portal_marked in [
         ("portal:usage", (), {"Usage": "page"}),
         ("portal:quickstart", (), {"Quickstart": "page"}),
+        ("portal:events", (), {"Events": "page"}),
         ("webhooks:list", (), {"Webhooks": "page"}),
         ("portal:password_change", (), {"Password": "page"}),
         ("portal:password_change_done", (), {"Password": "true"}),

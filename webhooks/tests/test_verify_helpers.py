@@ -14,7 +14,12 @@ from pathlib import Path
 import pytest
 import time_machine
 from django.utils import timezone
-from phoneintel_client import Event, EventActor, WebhookVerificationError, verify_webhook
+from phoneintel_client import (
+    EventActor,
+    WebhookTestEvent,
+    WebhookVerificationError,
+    verify_webhook,
+)
 
 from webhooks.delivery import delivery_attempt, event_fan_out
 from webhooks.services import webhook_secret_rotate, webhook_test_send
@@ -48,7 +53,7 @@ def deliveries(developer, endpoint, receiver):
 def test_the_python_clients_verify_webhook(deliveries):
     fresh, secret = deliveries["fresh"], deliveries["secret"]
     event = verify_webhook(fresh["body"].encode(), fresh["headers"], secret)
-    assert isinstance(event, Event)
+    assert isinstance(event, WebhookTestEvent)
     assert event.id == fresh["headers"]["webhook-id"]
     assert (event.type, event.mode, event.actor) == (
         "webhook.test",

@@ -175,7 +175,10 @@ def test_every_request_field_and_parameter_is_a_method_argument(document, client
             for prop in schema["properties"]:
                 assert python_name(prop) in arguments, f"{method} {path}: {prop}"
         for parameter in operation.get("parameters", []):
-            name = parameter["name"].lower().replace("-", "_")
+            if parameter["in"] == "query":  # `startingAfter` -> starting_after
+                name = python_name(parameter["name"])
+            else:  # a header: `Idempotency-Key` -> idempotency_key
+                name = parameter["name"].lower().replace("-", "_")
             assert name in arguments, f"{method} {path}: {parameter['name']}"
 
 

@@ -10,7 +10,7 @@
  * stored answer, and charges nothing for it.
  */
 import { APIConnectionError, APIError } from "./errors.js";
-import type { Account, AccountMeta, APIResponse, BulkMeta, BulkResult, LookupInput, LookupMeta, LookupResult, Product, ProductManifest, ProductManifestMeta, RateLimit, TestNumbers, TestNumbersMeta } from "./types.js";
+import type { Account, AccountMeta, APIResponse, BulkMeta, BulkResult, Event, EventsMeta, EventsPage, EventType, LookupInput, LookupMeta, LookupResult, Product, ProductManifest, ProductManifestMeta, RateLimit, TestNumbers, TestNumbersMeta } from "./types.js";
 export declare const VERSION = "0.1.0";
 export declare const ENV_API_KEY = "PHONEINTEL_API_KEY";
 export declare const ENV_BASE_URL = "PHONEINTEL_BASE_URL";
@@ -60,6 +60,16 @@ export interface LookupOptions extends RequestOptions {
     idempotencyKey?: string;
 }
 export type BulkOptions = Omit<LookupOptions, "country">;
+export interface EventsOptions extends RequestOptions {
+    /** Only events of this type. */
+    type?: EventType;
+    /** Events per request, 1 to 100 (default 20). */
+    limit?: number;
+}
+export interface EventsPageOptions extends EventsOptions {
+    /** The `id` of the last event of the previous page. */
+    startingAfter?: string;
+}
 export interface RetryEvent {
     retry: number;
     /** Milliseconds before the retry. */
@@ -97,6 +107,13 @@ export declare class Client {
     bulk<P extends Product>(product: P, inputs: readonly LookupInput[], options?: BulkOptions): Promise<APIResponse<BulkResult<P>, BulkMeta>>;
     /** The key, its quota, this month's usage (by product) and its rate limit. Free. */
     account(options?: RequestOptions): Promise<APIResponse<Account, AccountMeta>>;
+    /**
+     * Every event of the key's mode, newest first: `for await (const event of client.events())`.
+     * Pages (`limit` each) are asked for as the loop reaches them. Free.
+     */
+    events(options?: EventsOptions): AsyncGenerator<Event, void, undefined>;
+    /** One page of the key's events (`events()` pages for you). Free. */
+    eventsPage(options?: EventsPageOptions): Promise<APIResponse<EventsPage, EventsMeta>>;
     /** The product manifest: every product, its availability, channels, price and endpoint. Public. */
     products(options?: RequestOptions): Promise<APIResponse<ProductManifest, ProductManifestMeta>>;
     /** The numbers a test key answers, each with the product it is for and what it answers. Public. */

@@ -29,6 +29,7 @@ export const PRODUCT_PATHS = {
 };
 const BULK_PATH = "/v1/data/bulk-lookups";
 const ACCOUNT_PATH = "/v1/data/account";
+const EVENTS_PATH = "/v1/data/events";
 const PRODUCTS_PATH = "/v1/data/products";
 // Not in the served document yet (the sandbox is being built); a plain string until it is.
 const TEST_NUMBERS_PATH = "/v1/data/test-numbers";
@@ -106,6 +107,35 @@ export class Client {
     /** The key, its quota, this month's usage (by product) and its rate limit. Free. */
     account(options = {}) {
         return this.#call({ method: "GET", path: ACCOUNT_PATH, ...options }, (data) => data);
+    }
+    /**
+     * Every event of the key's mode, newest first: `for await (const event of client.events())`.
+     * Pages (`limit` each) are asked for as the loop reaches them. Free.
+     */
+    async *events(options = {}) {
+        let startingAfter;
+        for (;;) {
+            const page = (await this.eventsPage(startingAfter ? { ...options, startingAfter } : options))
+                .data;
+            yield* page.items;
+            const last = page.items.at(-1);
+            if (!page.hasMore || last === undefined)
+                return;
+            startingAfter = last.id;
+        }
+    }
+    /** One page of the key's events (`events()` pages for you). Free. */
+    eventsPage(options = {}) {
+        const { type, limit, startingAfter, ...request } = options;
+        const query = new URLSearchParams();
+        if (type !== undefined)
+            query.set("type", type);
+        if (limit !== undefined)
+            query.set("limit", String(limit));
+        if (startingAfter !== undefined)
+            query.set("startingAfter", startingAfter);
+        const path = query.toString() ? `${EVENTS_PATH}?${query}` : EVENTS_PATH;
+        return this.#call({ method: "GET", path, ...request }, (data) => data);
     }
     /** The product manifest: every product, its availability, channels, price and endpoint. Public. */
     products(options = {}) {

@@ -1402,11 +1402,8 @@ export interface components {
             data: {
                 /** @enum {string} */
                 access: "approved";
-                /**
-                 * @description The access before; null for an account created approved.
-                 * @enum {string|null}
-                 */
-                previousAccess: "pending" | "rejected" | "suspended" | "approved" | null;
+                /** @description The access before; null for an account created approved. */
+                previousAccess: ("pending" | "rejected" | "suspended" | "approved") | null;
             };
         };
         /**
@@ -1441,11 +1438,8 @@ export interface components {
             data: {
                 /** @enum {string} */
                 access: "suspended";
-                /**
-                 * @description The access before; null for an account created approved.
-                 * @enum {string|null}
-                 */
-                previousAccess: "pending" | "rejected" | "suspended" | "approved" | null;
+                /** @description The access before; null for an account created approved. */
+                previousAccess: ("pending" | "rejected" | "suspended" | "approved") | null;
             };
         };
         /**

@@ -8,9 +8,7 @@
  * away from now is refused, so a captured delivery cannot be replayed later.
  */
 import { PhoneIntelError } from "./errors.js";
-import type { components } from "./openapi.js";
-/** Something that happened to the account: what a webhook delivery carries, by `type`. */
-export type WebhookEvent = components["schemas"]["Event"];
+import type { Event } from "./types.js";
 /** The delivery's signature or timestamp does not verify: do not trust its body. */
 export declare class WebhookVerificationError extends PhoneIntelError {
     name: string;
@@ -24,4 +22,4 @@ export type WebhookHeaders = Headers | Record<string, string | string[] | undefi
  * `payload` is the request body exactly as received, before any JSON parsing (a string, or
  * bytes: a `Buffer` or `Uint8Array`).
  */
-export declare function verifyWebhook(payload: string | Uint8Array, headers: WebhookHeaders, secret: string): WebhookEvent;
+export declare function verifyWebhook(payload: string | Uint8Array, headers: WebhookHeaders, secret: string): Event;

@@ -87,6 +87,21 @@ console.log(
 );
 console.log(account.data.rateLimit.limit, account.data.key.lastUsedAt ?? "never");
 
+for await (const event of client.events({ type: "quota.threshold_reached", limit: 100 })) {
+  if (event.type === "quota.threshold_reached") {
+    const threshold: 80 | 100 = event.data.threshold;
+    console.log(event.id, event.createdAt, threshold, event.data.unitsUsed, event.data.keyPrefix);
+  } else if (event.type === "key.rolled") {
+    console.log(event.data.newKeyPrefix);
+    // @ts-expect-error a roll has no threshold
+    console.log(event.data.threshold);
+  }
+}
+const events = await client.eventsPage({ limit: 10, startingAfter: "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D" });
+console.log(events.data.hasMore, events.data.items.length, events.meta.unitsCharged);
+// @ts-expect-error not an event type of the contract
+client.events({ type: "key.deleted" });
+
 const products = await client.products();
 for (const product of products.data.products) {
   console.log(

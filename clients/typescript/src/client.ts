@@ -24,6 +24,10 @@ import type {
   APIResponse,
   BulkMeta,
   BulkResult,
+  Event,
+  EventsMeta,
+  EventsPage,
+  EventType,
   LookupInput,
   LookupMeta,
   LookupResult,
@@ -58,6 +62,7 @@ export const PRODUCT_PATHS = {
 
 const BULK_PATH = "/v1/data/bulk-lookups" satisfies Path;
 const ACCOUNT_PATH = "/v1/data/account" satisfies Path;
+const EVENTS_PATH = "/v1/data/events" satisfies Path;
 const PRODUCTS_PATH = "/v1/data/products" satisfies Path;
 // Not in the served document yet (the sandbox is being built); a plain string until it is.
 const TEST_NUMBERS_PATH = "/v1/data/test-numbers";
@@ -100,6 +105,18 @@ export interface LookupOptions extends RequestOptions {
 }
 
 export type BulkOptions = Omit<LookupOptions, "country">;
+
+export interface EventsOptions extends RequestOptions {
+  /** Only events of this type. */
+  type?: EventType;
+  /** Events per request, 1 to 100 (default 20). */
+  limit?: number;
+}
+
+export interface EventsPageOptions extends EventsOptions {
+  /** The `id` of the last event of the previous page. */
+  startingAfter?: string;
+}
 
 export interface RetryEvent {
   retry: number;
@@ -232,6 +249,33 @@ export class Client {
   /** The key, its quota, this month's usage (by product) and its rate limit. Free. */
   account(options: RequestOptions = {}): Promise<APIResponse<Account, AccountMeta>> {
     return this.#call({ method: "GET", path: ACCOUNT_PATH, ...options }, (data) => data as Account);
+  }
+
+  /**
+   * Every event of the key's mode, newest first: `for await (const event of client.events())`.
+   * Pages (`limit` each) are asked for as the loop reaches them. Free.
+   */
+  async *events(options: EventsOptions = {}): AsyncGenerator<Event, void, undefined> {
+    let startingAfter: string | undefined;
+    for (;;) {
+      const page = (await this.eventsPage(startingAfter ? { ...options, startingAfter } : options))
+        .data;
+      yield* page.items;
+      const last = page.items.at(-1);
+      if (!page.hasMore || last === undefined) return;
+      startingAfter = last.id;
+    }
+  }
+
+  /** One page of the key's events (`events()` pages for you). Free. */
+  eventsPage(options: EventsPageOptions = {}): Promise<APIResponse<EventsPage, EventsMeta>> {
+    const { type, limit, startingAfter, ...request } = options;
+    const query = new URLSearchParams();
+    if (type !== undefined) query.set("type", type);
+    if (limit !== undefined) query.set("limit", String(limit));
+    if (startingAfter !== undefined) query.set("startingAfter", startingAfter);
+    const path = query.toString() ? `${EVENTS_PATH}?${query}` : EVENTS_PATH;
+    return this.#call({ method: "GET", path, ...request }, (data) => data as EventsPage);
   }
 
   /** The product manifest: every product, its availability, channels, price and endpoint. Public. */

@@ -1403,11 +1403,8 @@ export interface components {
             data: {
                 /** @enum {string} */
                 access: "approved";
-                /**
-                 * @description The access before; null for an account created approved.
-                 * @enum {string|null}
-                 */
-                previousAccess: "pending" | "rejected" | "suspended" | "approved" | null;
+                /** @description The access before; null for an account created approved. */
+                previousAccess: ("pending" | "rejected" | "suspended" | "approved") | null;
             };
         };
         /**
@@ -1442,11 +1439,8 @@ export interface components {
             data: {
                 /** @enum {string} */
                 access: "suspended";
-                /**
-                 * @description The access before; null for an account created approved.
-                 * @enum {string|null}
-                 */
-                previousAccess: "pending" | "rejected" | "suspended" | "approved" | null;
+                /** @description The access before; null for an account created approved. */
+                previousAccess: ("pending" | "rejected" | "suspended" | "approved") | null;
             };
         };
         /**

@@ -75,6 +75,13 @@ export type AccountMeta = Answer200<"getAccount">["meta"];
 export type ProductManifest = Answer200<"listProducts">["data"];
 export type ProductManifestMeta = Answer200<"listProducts">["meta"];
 
+/** Something that happened to the account: narrow on `type` for its own `data`. */
+export type Event = Schemas["Event"];
+export type EventType = Event["type"];
+/** One page of `GET /v1/data/events`: `items` newest first, and whether older ones follow. */
+export type EventsPage = Answer200<"listEvents">["data"];
+export type EventsMeta = Answer200<"listEvents">["meta"];
+
 /** `GET /v1/data/test-numbers`: the numbers a test key answers, and what each answers. */
 export type TestNumbers = Answer200<"listTestNumbers">["data"];
 export type TestNumbersMeta = Answer200<"listTestNumbers">["meta"];

@@ -11,10 +11,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 
 import { PhoneIntelError } from "./errors.js";
-import type { components } from "./openapi.js";
-
-/** Something that happened to the account: what a webhook delivery carries, by `type`. */
-export type WebhookEvent = components["schemas"]["Event"];
+import type { Event } from "./types.js";
 
 /** The delivery's signature or timestamp does not verify: do not trust its body. */
 export class WebhookVerificationError extends PhoneIntelError {
@@ -50,7 +47,7 @@ export function verifyWebhook(
   payload: string | Uint8Array,
   headers: WebhookHeaders,
   secret: string,
-): WebhookEvent {
+): Event {
   const id = header(headers, "webhook-id");
   const timestamp = header(headers, "webhook-timestamp");
   const signatures = header(headers, "webhook-signature");
@@ -88,7 +85,7 @@ export function verifyWebhook(
     const given = Buffer.from(signature, "base64");
     if (given.length === expected.length && timingSafeEqual(given, expected)) {
       try {
-        return JSON.parse(body.toString("utf8")) as WebhookEvent;
+        return JSON.parse(body.toString("utf8")) as Event;
       } catch {
         throw new WebhookVerificationError("Signed, but the body is not JSON");
       }

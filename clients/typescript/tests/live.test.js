@@ -207,6 +207,53 @@ describe("every method, found and not found", () => {
   });
 });
 
+describe("events", () => {
+  test("events(): every page, newest first, typed by type; a bad limit is a ValidationError", async () => {
+    const asked = [];
+    const client = new Client({
+      fetch: async (url, init) => {
+        asked.push(new URL(url).search);
+        return fetch(url, init);
+      },
+    });
+    const events = [];
+    for await (const event of client.events({ limit: 1 })) events.push(event);
+    // The key's developer was approved, then the key issued (live events; its sandbox
+    // key's creation is a test event, read with a test key).
+    assert.deepEqual(
+      events.map((event) => [event.type, event.mode, event.actor.type]),
+      [
+        ["key.created", "live", "system"],
+        ["access.approved", "live", "system"],
+      ],
+    );
+    const [created] = events;
+    assert.match(created.id, /^evt_[0-9A-Z]{26}$/);
+    if (created.type === "key.created") {
+      assert.equal(created.data.keyPrefix, process.env.PHONEINTEL_API_KEY.slice(0, 16));
+    }
+    assert.deepEqual(asked, ["?limit=1", `?limit=1&startingAfter=${created.id}`]);
+
+    const page = await client.eventsPage({ type: "access.approved" });
+    assert.equal(page.data.hasMore, false);
+    assert.deepEqual(page.data.items, [events[1]]);
+    assert.equal(page.meta.unitsCharged, 0);
+
+    const sandbox = [];
+    for await (const event of new Client({ apiKey: process.env.PHONEINTEL_TEST_SANDBOX_KEY }).events()) {
+      sandbox.push(event);
+    }
+    assert.deepEqual(sandbox.map((event) => [event.type, event.mode]), [["key.created", "test"]]);
+
+    await assert.rejects(client.eventsPage({ limit: 500 }), (error) => {
+      assert.ok(error instanceof ValidationError);
+      assert.equal(error.code, "validation_error");
+      assert.equal(error.details[0].field, "limit");
+      return true;
+    });
+  });
+});
+
 describe("errors", () => {
   const client = new Client();
 

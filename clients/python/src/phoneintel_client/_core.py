@@ -66,6 +66,7 @@ OPERATIONS: dict[str, Operation] = {
     "phoneExposure": Operation("POST", "/v1/data/phone-exposure-checks", "phone_exposure"),
     "bulkLookup": Operation("POST", "/v1/data/bulk-lookups", "bulk_lookup"),
     "getAccount": Operation("GET", "/v1/data/account", "account"),
+    "listEvents": Operation("GET", "/v1/data/events", "events_page"),
     "listProducts": Operation("GET", "/v1/data/products", "products"),
     "listTestNumbers": Operation("GET", "/v1/data/test-numbers", "test_numbers"),
     "getOpenApiDocument": Operation("GET", "/v1/data/openapi.json", "openapi"),
@@ -90,6 +91,7 @@ class Call(Generic[T]):
     path: str
     parse_data: Callable[[Any], T]
     json: Any = None
+    params: dict[str, Any] | None = None
     idempotency_key: str | None = None
     enveloped: bool = True
     timeout: float | None = None

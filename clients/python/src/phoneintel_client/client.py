@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 import httpx
@@ -31,6 +31,8 @@ from phoneintel_client.models import (
     Account,
     BulkResult,
     CarrierLookupResult,
+    Event,
+    EventsPage,
     LookupResult,
     NotFound,
     PhoneExposureResult,
@@ -74,6 +76,15 @@ def _lookup_call(
 def _get_call(operation_id: str, parse_data: Callable[[Any], T], **options: Any) -> Call[T]:
     operation = OPERATIONS[operation_id]
     return Call(method=operation.method, path=operation.path, parse_data=parse_data, **options)
+
+
+def _events_call(type: str | None, limit: int | None, starting_after: str | None) -> Call:
+    params = {"type": type, "limit": limit, "startingAfter": starting_after}
+    return _get_call(
+        "listEvents",
+        lambda data: parse(EventsPage, data),
+        params={name: value for name, value in params.items() if value is not None},
+    )
 
 
 def _bulk_lookup_call(product: str, inputs: Iterable[Any], idempotency_key: str | bool) -> Call:
@@ -151,6 +162,8 @@ class _Base:
         options: dict[str, Any] = {"headers": call.headers}
         if call.json is not None:
             options["json"] = call.json
+        if call.params:
+            options["params"] = call.params
         if call.timeout is not None:
             options["timeout"] = call.timeout
         return options
@@ -290,6 +303,27 @@ class Client(_Base):
 
     def account(self) -> Response[Account]:
         return self._execute(_get_call("getAccount", lambda data: parse(Account, data)))
+
+    def events_page(
+        self,
+        *,
+        type: str | None = None,
+        limit: int | None = None,
+        starting_after: str | None = None,
+    ) -> Response[EventsPage]:
+        """One page of your account's events, newest first (`events()` pages for you)."""
+        return self._execute(_events_call(type, limit, starting_after))
+
+    def events(self, *, type: str | None = None, limit: int | None = None) -> Iterator[Event]:
+        """Every event of the key's mode, newest first, one page (`limit`, 1 to 100) at a
+        time: the next page is asked for only when the loop gets there."""
+        starting_after = None
+        while True:
+            page = self.events_page(type=type, limit=limit, starting_after=starting_after).data
+            yield from page.items
+            if not page.has_more or not page.items:
+                return
+            starting_after = page.items[-1].id
 
     def products(self) -> Response[ProductManifest]:
         return self._execute(_get_call("listProducts", lambda data: parse(ProductManifest, data)))
@@ -439,6 +473,28 @@ class AsyncClient(_Base):
 
     async def account(self) -> Response[Account]:
         return await self._execute(_get_call("getAccount", lambda data: parse(Account, data)))
+
+    async def events_page(
+        self,
+        *,
+        type: str | None = None,
+        limit: int | None = None,
+        starting_after: str | None = None,
+    ) -> Response[EventsPage]:
+        return await self._execute(_events_call(type, limit, starting_after))
+
+    async def events(
+        self, *, type: str | None = None, limit: int | None = None
+    ) -> AsyncIterator[Event]:
+        """`async for event in client.events()`: as `Client.events`."""
+        starting_after = None
+        while True:
+            answer = await self.events_page(type=type, limit=limit, starting_after=starting_after)
+            for event in answer.data.items:
+                yield event
+            if not answer.data.has_more or not answer.data.items:
+                return
+            starting_after = answer.data.items[-1].id
 
     async def products(self) -> Response[ProductManifest]:
         call = _get_call("listProducts", lambda data: parse(ProductManifest, data))

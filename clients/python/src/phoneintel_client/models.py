@@ -280,6 +280,269 @@ class BulkResult:
     items: list[BulkItem]
 
 
+EventType = Literal[
+    "key.created",
+    "key.rolled",
+    "key.revoked",
+    "key.restricted",
+    "key.expiring",
+    "key.expired",
+    "quota.threshold_reached",
+    "allowance.threshold_reached",
+    "access.approved",
+    "access.suspended",
+    "webhook.test",
+]
+EVENT_TYPES: tuple[str, ...] = typing.get_args(EventType)
+Mode = Literal["live", "test"]
+Access = Literal["pending", "approved", "rejected", "suspended"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class EventActor:
+    type: Literal["developer", "staff", "system"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeyCreatedData:
+    key_prefix: str
+    name: str
+    expires_at: datetime
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeyRolledData:
+    key_prefix: str
+    name: str
+    new_key_prefix: str
+    old_key_expires_at: datetime
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeyRevokedData:
+    key_prefix: str
+    name: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeyRestrictedData:
+    key_prefix: str
+    name: str
+    products: list[str] | None = None  # None: every product
+    allowed_ips: list[str] = field(default_factory=list)  # empty: any address
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeyExpiringData:
+    key_prefix: str
+    name: str
+    expires_at: datetime
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeyExpiredData:
+    key_prefix: str
+    name: str
+    expired_at: datetime
+
+
+@dataclass(frozen=True, kw_only=True)
+class QuotaThresholdReachedData:
+    key_prefix: str
+    threshold: Literal[80, 100]
+    units_used: int
+    units_quota: int
+    period: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class AllowanceThresholdReachedData:
+    key_prefix: str
+    threshold: Literal[80, 100]
+    units_used: int
+    units_allowance: int
+    period: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class AccessApprovedData:
+    access: Literal["approved"]
+    previous_access: Access | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AccessSuspendedData:
+    access: Literal["suspended"]
+    previous_access: Access | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class WebhookTestData:
+    endpoint_id: int
+
+
+# Each event: `{id, type, createdAt, mode, actor, data}`, with its type's own `data`.
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeyCreatedEvent:
+    id: str
+    type: Literal["key.created"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: KeyCreatedData
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeyRolledEvent:
+    id: str
+    type: Literal["key.rolled"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: KeyRolledData
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeyRevokedEvent:
+    id: str
+    type: Literal["key.revoked"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: KeyRevokedData
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeyRestrictedEvent:
+    id: str
+    type: Literal["key.restricted"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: KeyRestrictedData
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeyExpiringEvent:
+    id: str
+    type: Literal["key.expiring"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: KeyExpiringData
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeyExpiredEvent:
+    id: str
+    type: Literal["key.expired"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: KeyExpiredData
+
+
+@dataclass(frozen=True, kw_only=True)
+class QuotaThresholdReachedEvent:
+    id: str
+    type: Literal["quota.threshold_reached"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: QuotaThresholdReachedData
+
+
+@dataclass(frozen=True, kw_only=True)
+class AllowanceThresholdReachedEvent:
+    id: str
+    type: Literal["allowance.threshold_reached"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: AllowanceThresholdReachedData
+
+
+@dataclass(frozen=True, kw_only=True)
+class AccessApprovedEvent:
+    id: str
+    type: Literal["access.approved"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: AccessApprovedData
+
+
+@dataclass(frozen=True, kw_only=True)
+class AccessSuspendedEvent:
+    id: str
+    type: Literal["access.suspended"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: AccessSuspendedData
+
+
+@dataclass(frozen=True, kw_only=True)
+class WebhookTestEvent:
+    id: str
+    type: Literal["webhook.test"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: WebhookTestData
+
+
+@dataclass(frozen=True, kw_only=True)
+class UnknownEvent:
+    """An event of a type this client does not know yet (a newer server): `data` as sent."""
+
+    id: str
+    type: str
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+# Each event type's class, by the contract's `type`.
+EVENT_CLASSES: dict[str, type] = {
+    "key.created": KeyCreatedEvent,
+    "key.rolled": KeyRolledEvent,
+    "key.revoked": KeyRevokedEvent,
+    "key.restricted": KeyRestrictedEvent,
+    "key.expiring": KeyExpiringEvent,
+    "key.expired": KeyExpiredEvent,
+    "quota.threshold_reached": QuotaThresholdReachedEvent,
+    "allowance.threshold_reached": AllowanceThresholdReachedEvent,
+    "access.approved": AccessApprovedEvent,
+    "access.suspended": AccessSuspendedEvent,
+    "webhook.test": WebhookTestEvent,
+}
+
+Event = Union[  # noqa: UP007  (a runtime value: the contract test reads its members)
+    KeyCreatedEvent,
+    KeyRolledEvent,
+    KeyRevokedEvent,
+    KeyRestrictedEvent,
+    KeyExpiringEvent,
+    KeyExpiredEvent,
+    QuotaThresholdReachedEvent,
+    AllowanceThresholdReachedEvent,
+    AccessApprovedEvent,
+    AccessSuspendedEvent,
+    WebhookTestEvent,
+    UnknownEvent,
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class EventsPage:
+    items: list[Event]  # newest first
+    has_more: bool
+
+
 # The contract's component names for the variants of its `oneOf` results.
 SCHEMA_TYPES: dict[str, type] = {
     "PhoneLookupResult": PhoneLookupResult,
@@ -290,32 +553,10 @@ SCHEMA_TYPES: dict[str, type] = {
     "NotFoundResult": NotFound,
     "ManifestEndpoint": ManifestEndpoint,
     "AccountAllowance": AccountAllowance,
+    **{cls.__name__: cls for cls in EVENT_CLASSES.values()},
 }
 
 T = TypeVar("T")
-
-
-EventMode = Literal["live", "test"]
-ActorType = Literal["developer", "staff", "system"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class EventActor:
-    type: ActorType
-
-
-@dataclass(frozen=True, kw_only=True)
-class Event:
-    """Something that happened to the account: what `GET /v1/data/events` lists and a
-    webhook delivery carries. `type` says which (`key.created`, …); `data` has that type's
-    fields, as the OpenAPI document describes them (kept as a plain dict: types may grow)."""
-
-    id: str
-    type: str
-    created_at: datetime
-    mode: EventMode
-    actor: EventActor
-    data: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -352,6 +593,8 @@ def _hints(cls: type) -> dict[str, Any]:
 
 def parse(tp: Any, value: Any, where: str = "") -> Any:
     """Builds `tp` (a dataclass, list, dict, datetime, union with None, scalar) from JSON."""
+    if tp is Event:
+        return parse_event(value)
     origin = typing.get_origin(tp)
     if origin in (Union, types.UnionType):
         members = [m for m in typing.get_args(tp) if m is not type(None)]
@@ -392,6 +635,12 @@ def parse_result(product: str, value: dict[str, Any]) -> LookupResult:
     if value.get("found") is False:
         return parse(NotFound, value)
     return parse(RESULT_TYPES[product], value)
+
+
+def parse_event(value: dict[str, Any]) -> Event:
+    """An event as its type's class (`KeyCreatedEvent`, …), or `UnknownEvent` for a type
+    this client does not know."""
+    return parse(EVENT_CLASSES.get(value.get("type"), UnknownEvent), value)
 
 
 def parse_bulk_result(value: dict[str, Any], *, inputs: list[dict], start: int) -> BulkResult:
