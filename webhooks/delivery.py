@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import httpx
+from cryptography.exceptions import InvalidTag
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
@@ -140,7 +141,8 @@ def _send(target: Target, *, headers: dict[str, str], body: bytes, timeout: floa
     redirect, reads no proxy from the environment, reads no body."""
     url = httpx.URL(target.url)
     pinned = url.copy_with(host=target.address)
-    extensions = {"sni_hostname": target.host} if url.scheme == "https" else {}
+    # The certificate is checked against the URL's host (in its ASCII form), not the address.
+    extensions = {"sni_hostname": url.raw_host.decode("ascii")} if url.scheme == "https" else {}
     host_header = url.netloc.decode("ascii")
     try:
         with (
@@ -220,14 +222,21 @@ def delivery_attempt(*, delivery_id: int) -> str | None:
         started = time.monotonic()
         try:
             target = webhook_target(endpoint.url)
+            headers = delivery_headers(
+                endpoint=endpoint, event_id=delivery.event_id, body=body, now=now
+            )
         except AddressRefused as refused:
             result = Result(Outcome.ADDRESS_REFUSED, error=str(refused))
+        except InvalidTag:
+            # WEBHOOK_SECRET_ENCRYPTION_KEY changed since the secret was stored.
+            result = Result(
+                Outcome.SECRET_UNREADABLE,
+                error="The signing secret cannot be read: rotate it on the endpoint's page.",
+            )
         else:
             result = _send(
                 target,
-                headers=delivery_headers(
-                    endpoint=endpoint, event_id=delivery.event_id, body=body, now=now
-                ),
+                headers=headers,
                 body=body.encode(),
                 timeout=settings.WEBHOOK_TIMEOUT_SECONDS,
             )

@@ -83,6 +83,7 @@ class WebhookAttempt(models.Model):
         TIMEOUT = "timeout", "Timed out"
         CONNECTION_ERROR = "connection_error", "Could not connect"
         ADDRESS_REFUSED = "address_refused", "Address refused"
+        SECRET_UNREADABLE = "secret_unreadable", "Secret unreadable"
 
     delivery = models.ForeignKey(WebhookDelivery, on_delete=models.CASCADE, related_name="log")
     # The delivery's endpoint, here too: the portal's log of an endpoint reads one index.

@@ -254,3 +254,14 @@ def test_what_an_attempt_costs(developer, endpoint, receiver, django_assert_max_
         delivery_attempt(delivery_id=delivery.pk)
     statements = [q["sql"].split()[0] for q in queries.captured_queries]
     assert statements == ["SAVEPOINT", "SELECT", "INSERT", "UPDATE", "RELEASE"]
+
+
+def test_a_secret_stored_under_another_encryption_key_is_a_failed_attempt(
+    developer, endpoint, receiver, settings
+):
+    settings.WEBHOOK_SECRET_ENCRYPTION_KEY = "another-key-after-a-careless-change"
+    delivery = fan_out(emit(developer))
+    assert delivery_attempt(delivery_id=delivery.pk) == "secret_unreadable"
+    assert receiver.requests == []
+    [attempt] = WebhookAttempt.objects.filter(delivery=delivery)
+    assert attempt.error == "The signing secret cannot be read: rotate it on the endpoint's page."
