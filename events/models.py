@@ -8,6 +8,7 @@ path, the admin's or a stray `manage.py shell`'s, can rewrite the history; the p
 """
 
 import os
+import threading
 import time
 from datetime import timedelta
 
@@ -31,14 +32,31 @@ def new_event_id() -> str:
 
     Ids sort by time (to the millisecond), so "newest first" is `ORDER BY id DESC` and
     `startingAfter` is `id < …`: one index serves both, and a page never skips or repeats
-    an event that arrives while a client pages.
+    an event that arrives while a client pages. Within a process they are monotonic (the
+    ULID spec's rule: in the same millisecond, the last random part plus one), so events
+    one action records together keep their order.
     """
-    value = (time.time_ns() // 1_000_000) << 80 | int.from_bytes(os.urandom(10))
+    global _last_millis, _last_random
+    with _id_lock:
+        millis = max(time.time_ns() // 1_000_000, _last_millis)
+        if millis == _last_millis and _last_random + 1 < 1 << 80:
+            random = _last_random + 1
+        else:
+            if millis == _last_millis:  # 2^80 ids in one millisecond: on to the next
+                millis += 1
+            random = int.from_bytes(os.urandom(10))
+        _last_millis, _last_random = millis, random
+    value = millis << 80 | random
     chars = []
     for _ in range(26):
         value, digit = divmod(value, 32)
         chars.append(_CROCKFORD[digit])
     return ID_PREFIX + "".join(reversed(chars))
+
+
+_id_lock = threading.Lock()
+_last_millis = 0
+_last_random = 0
 
 
 class EventType(models.TextChoices):

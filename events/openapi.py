@@ -45,7 +45,7 @@ class _Type:
 
 
 EVENT_TYPES: dict[str, _Type] = {
-    EventType.KEY_CREATED: _Type(
+    EventType.KEY_CREATED.value: _Type(
         "A key was issued: in the portal (`developer`) or by staff tooling (`system`).",
         "live",
         Actor.DEVELOPER,
@@ -56,7 +56,7 @@ EVENT_TYPES: dict[str, _Type] = {
             "expiresAt": "2027-02-20T08:15:04Z",
         },
     ),
-    EventType.KEY_ROLLED: _Type(
+    EventType.KEY_ROLLED.value: _Type(
         "A key was rolled: a successor (`newKeyPrefix`) was issued with the same name, quota"
         " and rate limit, and the old key stops at `oldKeyExpiresAt`.",
         "live",
@@ -74,14 +74,14 @@ EVENT_TYPES: dict[str, _Type] = {
             "oldKeyExpiresAt": "2026-11-22T09:15:04Z",
         },
     ),
-    EventType.KEY_REVOKED: _Type(
+    EventType.KEY_REVOKED.value: _Type(
         "A key was revoked: permanent, from its next request on.",
         "live",
         Actor.STAFF,
         {"keyPrefix": _KEY_PREFIX, "name": _KEY_NAME},
         {"keyPrefix": "pi_beta_4fK9xQ2m", "name": "Production"},
     ),
-    EventType.KEY_RESTRICTED: _Type(
+    EventType.KEY_RESTRICTED.value: _Type(
         "A key's restrictions changed: the products it may ask for (null: every product) and"
         " the addresses it may be used from (empty: any).",
         "live",
@@ -99,7 +99,7 @@ EVENT_TYPES: dict[str, _Type] = {
             "allowedIps": ["203.0.113.0/24"],
         },
     ),
-    EventType.KEY_EXPIRING: _Type(
+    EventType.KEY_EXPIRING.value: _Type(
         "A key expires within 7 days: sent once per key, with the email that says so.",
         "live",
         Actor.SYSTEM,
@@ -110,7 +110,7 @@ EVENT_TYPES: dict[str, _Type] = {
             "expiresAt": "2026-11-28T09:30:00Z",
         },
     ),
-    EventType.KEY_EXPIRED: _Type(
+    EventType.KEY_EXPIRED.value: _Type(
         "A key reached its expiry (a revoked key does not expire again): once per key,"
         " within the hour.",
         "live",
@@ -122,7 +122,7 @@ EVENT_TYPES: dict[str, _Type] = {
             "expiredAt": "2026-11-22T08:00:00Z",
         },
     ),
-    EventType.QUOTA_THRESHOLD_REACHED: _Type(
+    EventType.QUOTA_THRESHOLD_REACHED.value: _Type(
         "A live key's usage this month reached 80% or 100% of its quota: once per key, month"
         " and threshold, from the request whose charge reached it. At 100% lookups answer 429"
         " `quota_exceeded` until the month resets.",
@@ -143,7 +143,7 @@ EVENT_TYPES: dict[str, _Type] = {
             "period": "2026-11",
         },
     ),
-    EventType.ALLOWANCE_THRESHOLD_REACHED: _Type(
+    EventType.ALLOWANCE_THRESHOLD_REACHED.value: _Type(
         "The developer's live usage this month, across all their keys, crossed 80% or 100% of"
         " their allowance; `keyPrefix` is the key whose charge crossed it.",
         "live",
@@ -163,21 +163,21 @@ EVENT_TYPES: dict[str, _Type] = {
             "period": "2026-11",
         },
     ),
-    EventType.ACCESS_APPROVED: _Type(
+    EventType.ACCESS_APPROVED.value: _Type(
         "Staff approved the account (or reactivated a suspended one): live keys work.",
         "live",
         Actor.STAFF,
         {"access": {"type": "string", "enum": ["approved"]}, "previousAccess": _ACCESS_BEFORE},
         {"access": "approved", "previousAccess": "pending"},
     ),
-    EventType.ACCESS_SUSPENDED: _Type(
+    EventType.ACCESS_SUSPENDED.value: _Type(
         "Staff suspended the account: every key answers 401 `inactive_api_key`.",
         "live",
         Actor.STAFF,
         {"access": {"type": "string", "enum": ["suspended"]}, "previousAccess": _ACCESS_BEFORE},
         {"access": "suspended", "previousAccess": "approved"},
     ),
-    EventType.WEBHOOK_TEST: _Type(
+    EventType.WEBHOOK_TEST.value: _Type(
         'Sent from the portal\'s "send test event" to one webhook endpoint only.',
         "test",
         Actor.DEVELOPER,
@@ -195,6 +195,7 @@ def event_component(type: str) -> str:
 
 def event_example(type: str) -> dict:
     """An event of `type` as the API and a webhook carry it."""
+    type = EventType(type).value  # a plain string: the document is rendered as YAML too
     spec = EVENT_TYPES[type]
     return Event(
         id="evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",

@@ -16,6 +16,7 @@ from events.tasks import purge_events
 def test_ids_are_evt_and_sort_by_time():
     ids = [new_event_id() for _ in range(50)]
     assert all(i.startswith("evt_") and len(i) == 30 for i in ids)
+    assert ids == sorted(ids) and len(set(ids)) == 50  # monotonic within a process
     earlier = new_event_id()
     time.sleep(0.002)
     assert new_event_id() > earlier

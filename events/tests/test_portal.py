@@ -113,3 +113,13 @@ def test_staff_see_events_read_only_in_the_admin(staff_client, developer_with_ev
     )
     assert Event.objects.filter(id=event.id).exists()
     assert response.status_code in (200, 302)
+
+
+def test_staff_find_a_keys_events_by_its_prefix(staff_client, developer_with_events):
+    production = developer_with_events.api_keys.get(mode="live")
+    listing = staff_client.get("/admin/events/event/", {"q": production.prefix})
+    assert listing.status_code == 200
+    found = Event.objects.filter(data__keyPrefix=production.prefix)
+    page = listing.content.decode()
+    assert all(event.id in page for event in found) and found.count() == 3
+    assert "3 results" in page
