@@ -36,6 +36,10 @@ else:
     API_KEY_SECRET = env.str("API_KEY_SECRET")
     # Exposure data is stored as HMAC-SHA-256 of the number under this secret.
     EXPOSURE_HASH_SECRET = env.str("EXPOSURE_HASH_SECRET")
+# Webhook signing secrets are stored encrypted under a key derived from this one
+# (webhooks/crypto.py). Unset, it is SECRET_KEY: then changing SECRET_KEY makes every stored
+# webhook secret unreadable, and each endpoint's secret must be rotated.
+WEBHOOK_SECRET_ENCRYPTION_KEY = env.str("WEBHOOK_SECRET_ENCRYPTION_KEY", default=SECRET_KEY)
 
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
@@ -62,6 +66,7 @@ INSTALLED_APPS = [
     "catalog",
     "lookups",
     "events",
+    "webhooks",
     # The events table's append-only triggers (events/models.py), installed by migrations.
     "pgtrigger",
 ]
@@ -327,6 +332,7 @@ SPECTACULAR_SETTINGS = {
         "events.openapi.event_schemas",
         "phoneintel.openapi.complete_contract",
         "lookups.openapi.sandbox_section",
+        "webhooks.openapi.webhooks_section",
     ],
     "SERVERS": [{"url": "/", "description": "this deployment"}],
     # Spectral's `spectral:oas` ruleset (`make check`) wants a contact and every operation's
@@ -336,6 +342,10 @@ SPECTACULAR_SETTINGS = {
         {"name": "Lookups", "description": "One product on one number, or on up to 50 in bulk."},
         {"name": "Account", "description": "Your key, its quota, its usage and its rate limit."},
         {"name": "Events", "description": "What happened to your account, newest first."},
+        {
+            "name": "Webhooks",
+            "description": "The events we POST to your endpoints, signed (Standard Webhooks).",
+        },
         {"name": "Catalog", "description": "Every product with its price and availability."},
         {"name": "Sandbox", "description": "The test numbers a test key answers."},
         {"name": "Contract", "description": "This OpenAPI document."},
@@ -373,6 +383,12 @@ CHECKER_MAX_BODY_BYTES = 4096
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = None
 CELERY_TIMEZONE = "UTC"
+# How long a task taken by a worker that then died (acks_late: unacknowledged) waits in Redis
+# before another worker gets it. Celery's default; webhooks/delivery.py never queues a
+# countdown longer than this (a longer one would be handed out again every timeout).
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)
+}
 # Workers log through LOGGING below (JSON unless LOG_FORMAT=plain), not Celery's own format.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE = {
@@ -384,11 +400,41 @@ CELERY_BEAT_SCHEDULE = {
     "purge-request-log": {"task": "accounts.tasks.purge_request_log", "schedule": 3600},
     "record-expired-keys": {"task": "accounts.tasks.record_expired_keys", "schedule": 3600},
     "purge-events": {"task": "events.tasks.purge_events", "schedule": crontab(hour=3, minute=0)},
+    # Deliveries whose queued task went missing (webhooks/delivery.py).
+    "queue-due-webhook-deliveries": {
+        "task": "webhooks.tasks.queue_due_deliveries",
+        "schedule": 60,
+    },
+    "purge-webhook-deliveries": {
+        "task": "webhooks.tasks.purge_deliveries",
+        "schedule": crontab(hour=3, minute=30),
+    },
     "send-key-expiry-notices": {
         "task": "accounts.tasks.send_key_expiry_notices",
         "schedule": crontab(hour=8, minute=0),
     },
 }
+
+# --- Webhooks ------------------------------------------------------------
+# Seconds between a failed delivery attempt and the next: one retry per entry, then the
+# delivery has failed. The default spreads 8 attempts over about 27 hours.
+WEBHOOK_RETRY_SCHEDULE = [
+    int(delay)
+    for delay in env.list(
+        "WEBHOOK_RETRY_SCHEDULE", default=[5, 300, 1800, 7200, 18000, 36000, 36000]
+    )
+]
+# No answer within this many seconds (to connect, to send, or between bytes of the answer)
+# is a failed attempt.
+WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
+# Networks (CIDRs) a webhook may reach although they are private, loopback or otherwise
+# special, and where plain http is allowed (webhooks/ssrf.py). Default: none.
+WEBHOOK_ALLOWED_NETWORKS = env.list("WEBHOOK_ALLOWED_NETWORKS", default=[])
+try:
+    for _network in WEBHOOK_ALLOWED_NETWORKS:
+        ipaddress.ip_network(_network)
+except ValueError as bad:
+    raise ImproperlyConfigured(f"WEBHOOK_ALLOWED_NETWORKS: {bad}") from None
 
 # --- Operations ----------------------------------------------------------
 # /metrics answers only `Authorization: Bearer <METRICS_TOKEN>`; unset, it is always 404.
@@ -414,5 +460,8 @@ LOGGING = {
         # Celery's per-task INFO lines quote the task's arguments and result: an email's
         # body, with its sign-up or reset link. Failures are still logged.
         "celery.app.trace": {"level": "WARNING"},
+        # httpx's INFO line names each webhook's URL, which may carry the receiver's own
+        # token; the delivery log records each attempt instead.
+        "httpx": {"level": "WARNING"},
     },
 }

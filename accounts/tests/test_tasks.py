@@ -86,6 +86,8 @@ def test_beat_schedules_every_job_and_the_worker_knows_them():
         "accounts.tasks.send_key_expiry_notices",
         "accounts.tasks.record_expired_keys",
         "events.tasks.purge_events",
+        "webhooks.tasks.queue_due_deliveries",
+        "webhooks.tasks.purge_deliveries",
     }
     celery_app.loader.import_default_modules()
     assert schedule <= set(celery_app.tasks)

@@ -283,7 +283,250 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "key.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event key.created
+         * @description A key was issued: in the portal (`developer`) or by staff tooling (`system`).
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_key_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "key.rolled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event key.rolled
+         * @description A key was rolled: a successor (`newKeyPrefix`) was issued with the same name, quota and rate limit, and the old key stops at `oldKeyExpiresAt`.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_key_rolled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "key.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event key.revoked
+         * @description A key was revoked: permanent, from its next request on.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_key_revoked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "key.restricted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event key.restricted
+         * @description A key's restrictions changed: the products it may ask for (null: every product) and the addresses it may be used from (empty: any).
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_key_restricted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "key.expiring": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event key.expiring
+         * @description A key expires within 7 days: sent once per key, with the email that says so.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_key_expiring"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "key.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event key.expired
+         * @description A key reached its expiry (a revoked key does not expire again): once per key, within the hour.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_key_expired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "quota.threshold_reached": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event quota.threshold_reached
+         * @description A live key's usage this month reached 80% or 100% of its quota: once per key, month and threshold, from the request whose charge reached it. At 100% lookups answer 429 `quota_exceeded` until the month resets.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_quota_threshold_reached"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "allowance.threshold_reached": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event allowance.threshold_reached
+         * @description The developer's live usage this month, across all their keys, crossed 80% or 100% of their allowance; `keyPrefix` is the key whose charge crossed it.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_allowance_threshold_reached"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "access.approved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event access.approved
+         * @description Staff approved the account (or reactivated a suspended one): live keys work.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_access_approved"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "access.suspended": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event access.suspended
+         * @description Staff suspended the account: every key answers 401 `inactive_api_key`.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_access_suspended"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event webhook.test
+         * @description Sent from the portal's "send test event" to one webhook endpoint only.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_webhook_test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         Account: {
@@ -3050,6 +3293,424 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope500"];
                 };
+            };
+        };
+    };
+    webhook_key_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeyCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_key_rolled: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeyRolledEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_key_revoked: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeyRevokedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_key_restricted: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeyRestrictedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_key_expiring: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeyExpiringEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_key_expired: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeyExpiredEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_quota_threshold_reached: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuotaThresholdReachedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_allowance_threshold_reached: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AllowanceThresholdReachedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_access_approved: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccessApprovedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_access_suspended: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccessSuspendedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_webhook_test: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookTestEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

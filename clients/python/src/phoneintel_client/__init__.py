@@ -32,6 +32,7 @@ from phoneintel_client.errors import (
     RateLimitError,
     ServiceUnavailableError,
     ValidationError,
+    WebhookVerificationError,
 )
 from phoneintel_client.models import (
     EVENT_TYPES,
@@ -91,6 +92,7 @@ from phoneintel_client.models import (
     WebhookTestData,
     WebhookTestEvent,
 )
+from phoneintel_client.webhooks import verify_webhook
 
 __all__ = [
     "ERROR_TYPES",
@@ -178,5 +180,7 @@ __all__ = [
     "ValidationError",
     "WebhookTestData",
     "WebhookTestEvent",
+    "WebhookVerificationError",
     "__version__",
+    "verify_webhook",
 ]

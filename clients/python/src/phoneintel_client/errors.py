@@ -56,6 +56,10 @@ class PhoneIntelError(Exception):
     """Every error this package raises."""
 
 
+class WebhookVerificationError(PhoneIntelError):
+    """A webhook delivery's signature or timestamp does not verify: do not trust its body."""
+
+
 class APIError(PhoneIntelError):
     """The server answered with an error envelope (or something that is not the contract)."""
 

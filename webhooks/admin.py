@@ -1,0 +1,66 @@
+"""Staff see endpoints and deliveries, read-only; secrets are never shown (not even
+encrypted: the fields are left out)."""
+
+from django.contrib import admin
+
+from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(WebhookEndpoint)
+class WebhookEndpointAdmin(ReadOnlyAdmin):
+    list_display = ["id", "url", "developer", "enabled", "failing_since", "created_at"]
+    list_filter = ["enabled"]
+    search_fields = ["url", "developer__user__email"]
+    list_select_related = ["developer__user"]
+    fields = [
+        "developer",
+        "url",
+        "event_types",
+        "enabled",
+        "failing_since",
+        "disabled_for_failing_at",
+        "previous_secret_expires_at",
+        "created_at",
+    ]
+    readonly_fields = fields
+
+
+class WebhookAttemptInline(admin.TabularInline):
+    model = WebhookAttempt
+    fields = ["number", "attempted_at", "outcome", "status_code", "duration_ms", "error"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(ReadOnlyAdmin):
+    list_display = [
+        "id",
+        "event",
+        "endpoint",
+        "status",
+        "attempts",
+        "next_attempt_at",
+        "created_at",
+    ]
+    list_filter = ["status"]
+    search_fields = ["event__id", "endpoint__url", "endpoint__developer__user__email"]
+    list_select_related = ["event", "endpoint"]
+    fields = ["event", "endpoint", "status", "attempts", "next_attempt_at", "created_at"]
+    readonly_fields = fields
+    inlines = [WebhookAttemptInline]

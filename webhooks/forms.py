@@ -1,0 +1,24 @@
+from django import forms
+
+from events.models import EventType
+
+
+class WebhookEndpointForm(forms.Form):
+    """What the developer types. Whether the URL may be reached is the service's decision
+    (the SSRF guard), shown as an error on `url`."""
+
+    url = forms.URLField(
+        label="Endpoint URL",
+        max_length=2048,
+        assume_scheme="https",
+        help_text="Where we POST each event, e.g. https://example.com/webhooks/phoneintel. "
+        "https only.",
+    )
+    event_types = forms.MultipleChoiceField(
+        label="Event types",
+        choices=EventType.choices,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Leave every box empty to receive every event type, new ones included.",
+    )
+    enabled = forms.BooleanField(label="Send events to it now", required=False, initial=True)

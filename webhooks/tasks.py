@@ -1,0 +1,47 @@
+"""Background jobs of webhooks. Each is safe to run twice or at the same time as itself."""
+
+from celery import shared_task
+from django.utils import timezone
+
+from webhooks.delivery import (
+    deliveries_queue,
+    deliveries_queue_due,
+    delivery_attempt,
+    event_fan_out,
+)
+from webhooks.services import deliveries_purge
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def fan_out_event(
+    *, event_id: str, developer_id: int, event_type: str, endpoint_id: int | None = None
+) -> int:
+    """After an event commits: one delivery per endpoint that wants it, each queued."""
+    ids = event_fan_out(
+        event_id=event_id,
+        developer_id=developer_id,
+        event_type=event_type,
+        endpoint_id=endpoint_id,
+        now=timezone.now(),
+    )
+    deliveries_queue(ids)
+    return len(ids)
+
+
+# Acknowledged only once the attempt is over, and given back to the queue if the worker
+# process dies: a restart loses no delivery (webhooks/delivery.py).
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def deliver_webhook(delivery_id: int) -> str | None:
+    return delivery_attempt(delivery_id=delivery_id)
+
+
+@shared_task
+def queue_due_deliveries() -> int:
+    """Every minute: queues due deliveries whose task went missing."""
+    return deliveries_queue_due(now=timezone.now())
+
+
+@shared_task
+def purge_deliveries() -> int:
+    """Daily: deletes finished deliveries, and their attempts, older than 30 days."""
+    return deliveries_purge(now=timezone.now())

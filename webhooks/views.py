@@ -1,0 +1,167 @@
+"""The portal's Webhooks pages: the endpoints, adding one, its page (enable or disable,
+rotate the secret, send a test event, the delivery log) and its secret, shown once.
+
+Each view validates a form, calls one service or selector, and renders. Nothing here sends
+a webhook: a test event is emitted, and a worker delivers it after the commit.
+"""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_POST
+
+from accounts.models import Developer
+from accounts.selectors import developer_for_user
+from webhooks.forms import WebhookEndpointForm
+from webhooks.models import WebhookEndpoint
+from webhooks.selectors import developer_endpoint, developer_endpoints, endpoint_attempts
+from webhooks.services import (
+    ROTATION_OVERLAP,
+    WebhookRefused,
+    webhook_endpoint_create,
+    webhook_endpoint_set_enabled,
+    webhook_secret,
+    webhook_secret_rotate,
+    webhook_test_send,
+)
+
+# {endpoint id: True} in the session: the endpoint's secret page may show the secret once.
+# Only the permission is kept there; the secret itself is read (decrypted) by that page.
+_SHOWABLE = "webhook_secret_to_show"
+
+
+def _developer(request) -> Developer:
+    developer = developer_for_user(user=request.user)
+    if developer is None:
+        raise Http404("This account has no developer profile.")
+    return developer
+
+
+def _own_endpoint(request, endpoint_id: int) -> WebhookEndpoint:
+    endpoint = developer_endpoint(developer=_developer(request), endpoint_id=endpoint_id)
+    if endpoint is None:
+        raise Http404("No such webhook endpoint.")
+    return endpoint
+
+
+def _list(request, developer, *, form=None, status=200):
+    context = {
+        "developer": developer,
+        "endpoints": developer_endpoints(developer=developer) if developer else [],
+        "form": form or WebhookEndpointForm(),
+    }
+    return render(request, "webhooks/list.html", context, status=status)
+
+
+def _show_secret_once(request, endpoint: WebhookEndpoint):
+    """Post/redirect/get: the secret's page shows it once, and a reload does not."""
+    allowed = request.session.get(_SHOWABLE, {})
+    allowed[str(endpoint.pk)] = True
+    request.session[_SHOWABLE] = allowed
+    return redirect("webhooks:secret", endpoint_id=endpoint.pk)
+
+
+@never_cache
+@login_required
+@require_GET
+def webhook_list(request):
+    return _list(request, developer_for_user(user=request.user))
+
+
+@never_cache
+@login_required
+@require_POST
+def webhook_create(request):
+    developer = _developer(request)
+    form = WebhookEndpointForm(request.POST)
+    if form.is_valid():
+        try:
+            endpoint, _ = webhook_endpoint_create(
+                developer=developer,
+                url=form.cleaned_data["url"],
+                event_types=form.cleaned_data["event_types"],
+                enabled=form.cleaned_data["enabled"],
+            )
+        except WebhookRefused as refused:
+            form.add_error("url", str(refused))
+        else:
+            return _show_secret_once(request, endpoint)
+    return _list(request, developer, form=form, status=400)
+
+
+@never_cache
+@login_required
+@require_GET
+def webhook_secret_page(request, endpoint_id: int):
+    endpoint = _own_endpoint(request, endpoint_id)
+    allowed = request.session.get(_SHOWABLE, {})
+    shown_now = allowed.pop(str(endpoint.pk), False)
+    request.session[_SHOWABLE] = allowed
+    secret = webhook_secret(endpoint) if shown_now else None
+    rotated = endpoint.previous_secret_expires_at is not None
+    return render(
+        request,
+        "webhooks/secret.html",
+        {"endpoint": endpoint, "secret": secret, "rotated": rotated},
+    )
+
+
+@never_cache
+@login_required
+@require_GET
+def webhook_detail(request, endpoint_id: int):
+    endpoint = _own_endpoint(request, endpoint_id)
+    now = timezone.now()
+    return render(
+        request,
+        "webhooks/detail.html",
+        {
+            "endpoint": endpoint,
+            "attempts": endpoint_attempts(endpoint=endpoint),
+            "previous_secret_valid": (
+                endpoint.previous_secret_expires_at is not None
+                and endpoint.previous_secret_expires_at > now
+            ),
+            "overlap_hours": int(ROTATION_OVERLAP.total_seconds() // 3600),
+        },
+    )
+
+
+@never_cache
+@login_required
+@require_POST
+def webhook_set_enabled(request, endpoint_id: int):
+    endpoint = _own_endpoint(request, endpoint_id)
+    enabled = request.POST.get("enabled") == "1"
+    webhook_endpoint_set_enabled(endpoint=endpoint, enabled=enabled)
+    messages.success(request, f"Deliveries to {endpoint.url} are {'on' if enabled else 'off'}.")
+    return redirect("webhooks:detail", endpoint_id=endpoint.pk)
+
+
+@never_cache
+@login_required
+@require_POST
+def webhook_rotate(request, endpoint_id: int):
+    endpoint = _own_endpoint(request, endpoint_id)
+    webhook_secret_rotate(endpoint=endpoint, now=timezone.now())
+    return _show_secret_once(request, endpoint)
+
+
+@never_cache
+@login_required
+@require_POST
+def webhook_test(request, endpoint_id: int):
+    endpoint = _own_endpoint(request, endpoint_id)
+    if not endpoint.enabled:
+        messages.error(request, "Enable the endpoint to send it a test event.")
+    else:
+        event = webhook_test_send(endpoint=endpoint)
+        messages.success(
+            request,
+            f"Test event {event.pk} is on its way: its delivery appears in the log below "
+            "within seconds (reload the page).",
+        )
+    return redirect("webhooks:detail", endpoint_id=endpoint.pk)
