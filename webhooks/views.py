@@ -14,7 +14,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.models import Developer
-from accounts.selectors import developer_for_user
+from accounts.reauth import recent_authentication_required
+from accounts.selectors.portal import developer_for_user
 from webhooks.forms import WebhookEndpointForm
 from webhooks.models import WebhookEndpoint
 from webhooks.selectors import developer_endpoint, developer_endpoints, endpoint_attempts
@@ -74,6 +75,7 @@ def webhook_list(request):
 @never_cache
 @login_required
 @require_POST
+@recent_authentication_required(return_to="webhooks:list")
 def webhook_create(request):
     developer = _developer(request)
     form = WebhookEndpointForm(request.POST)
@@ -144,6 +146,7 @@ def webhook_set_enabled(request, endpoint_id: int):
 @never_cache
 @login_required
 @require_POST
+@recent_authentication_required(return_to="webhooks:detail")
 def webhook_rotate(request, endpoint_id: int):
     endpoint = _own_endpoint(request, endpoint_id)
     webhook_secret_rotate(endpoint=endpoint, now=timezone.now())
