@@ -8,7 +8,7 @@ from django.db import transaction
 from accounts import crypto
 from accounts.models import Developer
 from events.models import EVENT_RETENTION, Actor, Event, EventType
-from webhooks.delivery import event_deliveries_schedule
+from webhooks.queue import event_deliveries_schedule
 
 # A string that could be a phone number as the API handles one: `+` and digits (E.164, or
 # as typed) or 7 to 15 bare digits. Dates (`2026-11`) and key prefixes do not match.

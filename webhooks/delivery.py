@@ -1,10 +1,11 @@
 """Delivering events to webhook endpoints: fan-out, one attempt, retries, disabling.
 
 At least once, and never inside a web request. `event_emit` asks for the fan-out once its
-transaction commits (`event_deliveries_schedule`): a Celery task inserts one delivery row per
-endpoint that wants the event and queues one task per delivery. Tasks are acknowledged late
-(`acks_late`, `reject_on_worker_lost`): a worker killed mid-attempt leaves its task in Redis,
-and another worker takes it once the broker's visibility timeout has passed. A minute's
+transaction commits (`webhooks.queue.event_deliveries_schedule`): a Celery task inserts one
+delivery row per endpoint that wants the event and queues one task per delivery. Tasks are
+acknowledged late (`acks_late`, `reject_on_worker_lost`): a worker killed mid-attempt leaves
+its task in Redis, and another worker takes it once the broker's visibility timeout has
+passed. A minute's
 sweep (`deliveries_queue_due`) queues any due delivery whose task went missing; duplicates
 are harmless, since an attempt runs only while it holds its delivery's row lock and only if
 the delivery is still pending and due.
@@ -31,6 +32,7 @@ from django.utils import timezone
 from accounts.emails import email_queue, site_link
 from webhooks.crypto import secret_decrypt, signature_header
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from webhooks.queue import deliveries_queue
 from webhooks.ssrf import AddressRefused, Target, webhook_target
 
 logger = logging.getLogger(__name__)
@@ -41,31 +43,13 @@ DISABLE_AFTER = timedelta(days=3)
 # queues it again. Longer than a busy queue's usual wait, so the sweep rarely duplicates.
 SWEEP_GRACE = timedelta(minutes=5)
 SWEEP_BATCH = 1000
+# The delivery log's retention: finished deliveries older than this are purged.
+DELIVERY_LOG_RETENTION = timedelta(days=30)
 _ERROR_LENGTH = 300
 Outcome = WebhookAttempt.Outcome
 
 
 # --- Fan-out ---------------------------------------------------------------
-
-
-def event_deliveries_schedule(event) -> None:
-    """Called by `event_emit`: fans the event out after its transaction commits. Costs the
-    emitting request no PostgreSQL round trip, and one Redis command after the commit."""
-    from webhooks.tasks import fan_out_event  # the tasks module imports this one
-
-    event_id, developer_id, event_type = event.pk, event.developer_id, event.type
-    endpoint_id = event.data.get("endpointId") if event_type == "webhook.test" else None
-    transaction.on_commit(
-        lambda: fan_out_event.delay(
-            event_id=event_id,
-            developer_id=developer_id,
-            event_type=event_type,
-            endpoint_id=endpoint_id,
-        ),
-        # The event is committed whatever happens to its webhooks: a Redis failure here
-        # is logged, never turned into an error for the action that emitted it.
-        robust=True,
-    )
 
 
 def event_fan_out(
@@ -98,17 +82,6 @@ def event_fan_out(
             },
         )
         return [row[0] for row in cursor.fetchall()]
-
-
-def deliveries_queue(delivery_ids: list[int], *, countdown: float = 0) -> None:
-    """Queues a task per delivery once the current transaction commits."""
-    from webhooks.tasks import deliver_webhook
-
-    def queue():
-        for delivery_id in delivery_ids:
-            deliver_webhook.apply_async(args=[delivery_id], countdown=countdown or None)
-
-    transaction.on_commit(queue)
 
 
 def deliveries_queue_due(*, now: datetime) -> int:
@@ -299,3 +272,14 @@ def _endpoint_failed(endpoint: WebhookEndpoint, *, now: datetime) -> None:
                 "endpoint_link": site_link(f"/portal/webhooks/{endpoint.pk}/"),
             },
         )
+
+
+@transaction.atomic
+def deliveries_purge(*, now: datetime) -> int:
+    """Deletes finished deliveries older than the log's retention, with their attempts."""
+    deleted, _ = (
+        WebhookDelivery.objects.filter(created_at__lte=now - DELIVERY_LOG_RETENTION)
+        .exclude(status=WebhookDelivery.Status.PENDING)
+        .delete()
+    )
+    return deleted

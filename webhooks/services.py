@@ -9,12 +9,11 @@ from accounts.models import Developer
 from events.models import Actor, Event, EventType
 from events.services import event_emit
 from webhooks.crypto import secret_decrypt, secret_encrypt, secret_generate
-from webhooks.models import WebhookDelivery, WebhookEndpoint
+from webhooks.models import WebhookEndpoint
 from webhooks.ssrf import AddressRefused, webhook_target
 
 # After a rotation the old secret still signs, beside the new one, for this long.
 ROTATION_OVERLAP = timedelta(hours=24)
-DELIVERY_LOG_RETENTION = timedelta(days=30)
 MAX_ENDPOINTS = 10
 
 
@@ -108,14 +107,3 @@ def webhook_test_send(*, endpoint: WebhookEndpoint, actor: str = Actor.DEVELOPER
         actor=actor,
         data={"endpointId": endpoint.pk},
     )
-
-
-@transaction.atomic
-def deliveries_purge(*, now: datetime) -> int:
-    """Deletes finished deliveries older than the log's retention, with their attempts."""
-    deleted, _ = (
-        WebhookDelivery.objects.filter(created_at__lte=now - DELIVERY_LOG_RETENTION)
-        .exclude(status=WebhookDelivery.Status.PENDING)
-        .delete()
-    )
-    return deleted

@@ -4,12 +4,12 @@ from celery import shared_task
 from django.utils import timezone
 
 from webhooks.delivery import (
-    deliveries_queue,
+    deliveries_purge,
     deliveries_queue_due,
     delivery_attempt,
     event_fan_out,
 )
-from webhooks.services import deliveries_purge
+from webhooks.queue import deliveries_queue
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
