@@ -1,5 +1,6 @@
 """Fixtures shared by every app's tests: real PostgreSQL, real Redis, real servers."""
 
+import io
 import os
 import subprocess
 from datetime import timedelta
@@ -11,6 +12,8 @@ import pytest
 import time_machine
 from django.conf import settings
 from django.core.cache import cache
+from django.core.management import call_command
+from django.core.management.base import SystemCheckError
 from django.db import connection
 from django.utils import timezone
 
@@ -41,6 +44,18 @@ def _real_services(django_db_setup, django_db_blocker):
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
             " WHERE datname = current_database() AND pid <> pg_backend_pid()"
         )
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _system_checks(django_db_setup, django_db_blocker):
+    """The system checks, database ones included, on the migrated test database, as
+    Django's own test runner runs them (pytest-django does not): drift between the catalog,
+    the products, the sandbox and the rate format stops the run here as it stops startup."""
+    with django_db_blocker.unblock():
+        try:
+            call_command("check", databases=["default"], stdout=io.StringIO())
+        except SystemCheckError as error:
+            pytest.exit(f"System checks failed:\n{error}", returncode=3)
 
 
 @pytest.fixture(autouse=True)

@@ -5,4 +5,7 @@ class AccountsConfig(AppConfig):
     name = "accounts"
 
     def ready(self):
-        from accounts import openapi  # noqa: F401  (registers the OpenAPI extension)
+        from accounts import (  # noqa: F401  (register the OpenAPI extension, the system checks)
+            checks,
+            openapi,
+        )

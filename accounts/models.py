@@ -152,7 +152,7 @@ class ApiKey(models.Model):
         max_length=16,
         default=settings.API_DEFAULT_RATE_LIMIT,
         validators=[RegexValidator(RATE_RE, f"Write the rate as {RATE_HELP}.")],
-        help_text=f"Requests allowed per window: {RATE_HELP}.",
+        help_text="Requests allowed per window: N/s, N/m or N/h.",
     )
     # The key this one was rolled from: one lineage, one month's usage (CONTRACT, "Keys and
     # the allowance"). One-to-one, so the database itself refuses a second successor.

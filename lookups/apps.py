@@ -3,3 +3,6 @@ from django.apps import AppConfig
 
 class LookupsConfig(AppConfig):
     name = "lookups"
+
+    def ready(self):
+        from lookups import checks  # noqa: F401  (registers the system checks)
