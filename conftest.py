@@ -7,6 +7,7 @@ from datetime import timedelta
 from pathlib import Path
 from types import SimpleNamespace
 
+import httpx
 import psycopg
 import pytest
 import time_machine
@@ -15,11 +16,13 @@ from django.core.cache import cache
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 from django.db import connection
+from django.test.client import Client as DjangoTestClient
 from django.utils import timezone
 
 from accounts.requestlog import writer as request_log_writer
 from accounts.services import api_key_create, developer_get_or_create_approved
 from harness.app import Server, start_gunicorn, stop
+from phoneintel.tests.contract import ResponseSchemas
 
 ROOT = Path(__file__).resolve().parent
 
@@ -56,6 +59,68 @@ def _system_checks(django_db_setup, django_db_blocker):
             call_command("check", databases=["default"], stdout=io.StringIO())
         except SystemCheckError as error:
             pytest.exit(f"System checks failed:\n{error}", returncode=3)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _answers_hold_to_the_document():
+    """Every answer under /v1/ a test gets, from Django's test client (DRF's APIClient
+    included) or from httpx against a server the tests started, is checked against the
+    served OpenAPI document, closed: a field the document does not name fails the test at
+    the call that got it (`phoneintel.tests.contract.ResponseSchemas`)."""
+    from phoneintel.openapi_view import openapi_contract
+
+    schemas = ResponseSchemas(openapi_contract())
+
+    def check(*, method, path, status, content_type, body):
+        if not path.startswith("/v1/"):
+            return
+        problems = schemas.problems(
+            method=method, path=path, status=status, content_type=content_type, body=body
+        )
+        if problems:
+            raise AssertionError(
+                "The answer does not hold to the OpenAPI document:\n" + "\n".join(problems)
+            )
+
+    django_request = DjangoTestClient.request
+
+    def request(self, **request):
+        response = django_request(self, **request)
+        if not response.streaming:
+            check(
+                method=response.request["REQUEST_METHOD"],
+                path=response.request["PATH_INFO"],
+                status=response.status_code,
+                content_type=response.get("Content-Type", ""),
+                body=response.content,
+            )
+        return response
+
+    def checked_httpx(response: httpx.Response) -> httpx.Response:
+        if response.is_stream_consumed and response.url.host in ("127.0.0.1", "localhost"):
+            check(
+                method=response.request.method,
+                path=response.url.path,
+                status=response.status_code,
+                content_type=response.headers.get("Content-Type", ""),
+                body=response.content,
+            )
+        return response
+
+    httpx_send = httpx.Client.send
+    httpx_send_async = httpx.AsyncClient.send
+
+    def send(self, request, **options):
+        return checked_httpx(httpx_send(self, request, **options))
+
+    async def send_async(self, request, **options):
+        return checked_httpx(await httpx_send_async(self, request, **options))
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(DjangoTestClient, "request", request)
+        patch.setattr(httpx.Client, "send", send)
+        patch.setattr(httpx.AsyncClient, "send", send_async)
+        yield schemas
 
 
 @pytest.fixture(autouse=True)
