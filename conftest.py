@@ -71,11 +71,16 @@ def _answers_hold_to_the_document():
 
     schemas = ResponseSchemas(openapi_contract())
 
-    def check(*, method, path, status, content_type, body):
+    def check(*, method, path, status, content_type, body, headers):
         if not path.startswith("/v1/"):
             return
         problems = schemas.problems(
-            method=method, path=path, status=status, content_type=content_type, body=body
+            method=method,
+            path=path,
+            status=status,
+            content_type=content_type,
+            body=body,
+            headers=headers,
         )
         if problems:
             raise AssertionError(
@@ -93,6 +98,7 @@ def _answers_hold_to_the_document():
                 status=response.status_code,
                 content_type=response.get("Content-Type", ""),
                 body=response.content,
+                headers=response.headers,
             )
         return response
 
@@ -104,6 +110,7 @@ def _answers_hold_to_the_document():
                 status=response.status_code,
                 content_type=response.headers.get("Content-Type", ""),
                 body=response.content,
+                headers=response.headers.keys(),
             )
         return response
 

@@ -2,6 +2,7 @@
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from jsonschema import Draft202012Validator
@@ -144,7 +145,14 @@ class ResponseSchemas:
         self._validators: dict[tuple, Draft202012Validator] = {}
 
     def problems(
-        self, *, method: str, path: str, status: int, content_type: str, body: bytes
+        self,
+        *,
+        method: str,
+        path: str,
+        status: int,
+        content_type: str,
+        body: bytes,
+        headers: Iterable[str] = (),
     ) -> list[str]:
         """What is wrong with an answer; empty when it holds to the document. An answer of a
         path the document does not have is checked only if it is the 404 every operation
@@ -167,6 +175,14 @@ class ResponseSchemas:
         if str(status) not in responses:
             return [f"{where}: the status is not documented for the operation"]
         documented = responses[str(status)]
+        sent = {name.lower() for name in headers}
+        missing = [
+            name
+            for name, header in documented.get("headers", {}).items()
+            if header.get("required") and name.lower() not in sent
+        ]
+        if missing:
+            return [f"{where}: lacks the required header(s) {', '.join(missing)}"]
         if "content" not in documented:
             return [f"{where}: a body where the document has none"] if body else []
         if not body:

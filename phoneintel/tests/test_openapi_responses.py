@@ -314,7 +314,12 @@ def test_an_error_field_the_document_does_not_name_fails_too(client, bearer, key
 
     def problems(body) -> list[str]:
         return schemas.problems(
-            method="GET", path=ACCOUNT, status=401, content_type=JSON, body=json.dumps(body)
+            method="GET",
+            path=ACCOUNT,
+            status=401,
+            content_type=JSON,
+            body=json.dumps(body),
+            headers=answer.headers,
         )
 
     assert problems(error) == []
@@ -327,13 +332,18 @@ def test_an_error_field_the_document_does_not_name_fails_too(client, bearer, key
         " was unexpected)"
     ]
     assert problems({"error": {**error["error"], "code": "rate_limited"}}) != []
+    assert schemas.problems(
+        method="GET", path=ACCOUNT, status=401, content_type=JSON, body=answer.content
+    ) == [f"GET {ACCOUNT} 401: lacks the required header(s) X-Request-Id, WWW-Authenticate"]
 
 
 def test_answers_from_a_server_are_checked_too():
     """httpx answers from a server on this machine (gunicorn, in the live tests) go through
     the same check."""
     body = {"data": {"numbers": []}, "meta": {"requestId": "req_1", "servedBy": "web-1"}}
-    transport = httpx.MockTransport(lambda request: httpx.Response(200, json=body))
+    transport = httpx.MockTransport(
+        lambda request: httpx.Response(200, json=body, headers={"X-Request-Id": "req_1"})
+    )
     with httpx.Client(transport=transport, base_url="http://127.0.0.1:8000") as server:
         with pytest.raises(AssertionError, match="'servedBy' was unexpected"):
             server.get("/v1/data/test-numbers")
