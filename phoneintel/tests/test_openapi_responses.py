@@ -296,7 +296,7 @@ def test_a_meta_field_the_document_does_not_name_fails_every_test_that_sees_it(
     # Wherever the envelope's builder was imported (the account view's and the lookups').
     patched = _with_meta_field(success_body)
     for module in list(sys.modules.values()):
-        if vars(module).get("success_body") is success_body:
+        if getattr(module, "__dict__", {}).get("success_body") is success_body:
             monkeypatch.setattr(module, "success_body", patched)
     with pytest.raises(AssertionError, match=r"200: body at /meta: .*'servedBy' was unexpected"):
         client.get(ACCOUNT, **bearer(key[1]))
