@@ -58,7 +58,7 @@ lint: $(INSTALLED)
 
 check: $(INSTALLED) lint $(TS_TOOLS)
 	$(TEST_ENV) $(PY) manage.py makemigrations --check --dry-run
-	@# --database default: the checks that read the catalog too (lookups/checks.py); on a
+	@# --database default: the checks that read the catalog too (lookups/system_checks.py); on a
 	@# database not migrated yet they say so (a warning) and check the rest.
 	$(TEST_ENV) $(PY) manage.py check --deploy --database default --fail-level ERROR
 	$(TEST_ENV) $(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null

@@ -6,6 +6,6 @@ class AccountsConfig(AppConfig):
 
     def ready(self):
         from accounts import (  # noqa: F401  (register the OpenAPI extension, the system checks)
-            checks,
             openapi,
+            system_checks,
         )

@@ -3,7 +3,7 @@
 A key's `rate_limit` (its model validator and its database check constraint), the
 `apikey --rate-limit` option, the settings' rates and the throttle that enforces them all
 use `RATE_RE` and `parse_rate` from here, so what staff may save is exactly what the
-throttle can count (`accounts.checks` says so at startup).
+throttle can count (`accounts.system_checks` says so at startup).
 """
 
 import re

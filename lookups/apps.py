@@ -5,4 +5,4 @@ class LookupsConfig(AppConfig):
     name = "lookups"
 
     def ready(self):
-        from lookups import checks  # noqa: F401  (registers the system checks)
+        from lookups import system_checks  # noqa: F401  (registers the system checks)

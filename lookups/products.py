@@ -6,7 +6,7 @@ call, how those rows become found results, and its OpenAPI schema and example. T
 the URLs, the bulk endpoint's choices and the OpenAPI document are made from `PRODUCTS`
 (`lookups.api`). Adding a product is one entry here plus its data, its catalog row (its
 endpoint, unit cost and availability, which a system check holds to this declaration:
-`lookups.checks`) and its sandbox answers (`lookups.sandbox.ANSWERS`).
+`lookups.system_checks`) and its sandbox answers (`lookups.sandbox.ANSWERS`).
 
 A product whose `read` gives None reads nothing: its `answer` gets no rows.
 """
@@ -40,7 +40,7 @@ class LookupProduct:
     found_schema: Callable[[], serializers.Serializer]
     found_example: dict
     # Units charged per number looked up, alone or as a bulk item (the catalog's `unit_cost`
-    # says the same: `lookups.checks`).
+    # says the same: `lookups.system_checks`).
     unit_cost: int = 1
 
     def __str__(self) -> str:

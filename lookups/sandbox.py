@@ -215,7 +215,7 @@ def _carrier(number: TestNumber, phone: ParsedPhone) -> dict:
     }
 
 
-# Per product value (every one of `lookups.products.PRODUCTS`: `lookups.checks`): its found
+# Per product value (every one of `lookups.products.PRODUCTS`: `lookups.system_checks`): its found
 # result for a test number, or None (not found).
 ANSWERS: dict[str, Callable[[TestNumber, ParsedPhone], dict | None]] = {
     "phone-lookup": lambda n, p: {
@@ -245,7 +245,7 @@ ANSWERS: dict[str, Callable[[TestNumber, ParsedPhone], dict | None]] = {
 def results(product: str, phones: list[ParsedPhone]) -> list[dict]:
     """One result per phone, in order, from the table (a possible but invalid number is not
     found). Every product has its answers: a system check says so at startup
-    (`lookups.checks`), so a product left out fails loudly instead of answering not found."""
+    (`lookups.system_checks`), so a product left out fails loudly instead of answering not found."""
     answer = ANSWERS[product]
     answers = []
     for phone in phones:

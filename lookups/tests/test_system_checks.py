@@ -11,7 +11,8 @@ from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
 from catalog.models import Product
-from lookups import checks, sandbox
+from lookups import sandbox
+from lookups import system_checks as checks
 from lookups.products import PRODUCTS
 
 pytestmark = pytest.mark.django_db

@@ -7,9 +7,9 @@ from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import IntegrityError, transaction
 
-from accounts.checks import RATE_FORMAT, RATE_SETTING
 from accounts.models import ApiKey
 from accounts.rates import parse_rate
+from accounts.system_checks import RATE_FORMAT, RATE_SETTING
 
 pytestmark = pytest.mark.django_db
 
