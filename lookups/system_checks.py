@@ -29,8 +29,10 @@ def catalog_matches_products(app_configs=None, databases=None, **kwargs) -> list
     if not databases or "default" not in databases:
         return []
     rows = _catalog_rows()
-    if isinstance(rows, Warning) or rows is None:
-        return [rows] if rows else []
+    if rows is None:
+        return []
+    if isinstance(rows, Warning):
+        return [rows]
     return list(_catalog_errors(rows))
 
 
