@@ -64,7 +64,7 @@ lint: $(INSTALLED)
 check: $(INSTALLED) lint $(TS_TOOLS)
 	$(WITH_TEST_SERVICES) sh -ec ' \
 	  $(PY) manage.py makemigrations --check --dry-run; \
-	  $(PY) manage.py check --deploy --fail-level ERROR; \
+	  $(PY) manage.py check --deploy --database default --fail-level ERROR; \
 	  $(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null; \
 	  document=$$(mktemp --suffix=.json); trap "rm -f $$document" EXIT; \
 	  $(PY) manage.py spectacular --format openapi-json --file $$document; \

@@ -1,19 +1,24 @@
 """Fixtures shared by every app's tests: real PostgreSQL, real Redis, real servers."""
 
+import io
 import os
 import subprocess
 from datetime import timedelta
 from pathlib import Path
 from types import SimpleNamespace
 
+import httpx
 import psycopg
 import pytest
 import time_machine
 from django.conf import settings
 from django.core.cache import cache
+from django.core.management import call_command
+from django.core.management.base import SystemCheckError
 from django.core.signals import setting_changed
 from django.db import connection
 from django.dispatch import receiver
+from django.test.client import Client as DjangoTestClient
 from django.utils import timezone
 from django_otp import DEVICE_ID_SESSION_KEY
 from django_otp.oath import totp
@@ -24,6 +29,7 @@ from accounts.request_log_writer import writer as request_log_writer
 from accounts.selectors.key_read import api_key_read
 from accounts.services import api_key_create, charge_units, developer_get_or_create_approved
 from harness.app import Server, start_gunicorn, stop
+from phoneintel.tests.contract import ResponseSchemas
 from scripts.dev_services import PG_DUMP
 
 ROOT = Path(__file__).resolve().parent
@@ -49,6 +55,87 @@ def _real_services(django_db_setup, django_db_blocker):
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
             " WHERE datname = current_database() AND pid <> pg_backend_pid()"
         )
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _system_checks(django_db_setup, django_db_blocker):
+    """The system checks, database ones included, on the migrated test database, as
+    Django's own test runner runs them (pytest-django does not): drift between the catalog,
+    the products, the sandbox and the rate format stops the run here as it stops startup."""
+    with django_db_blocker.unblock():
+        try:
+            call_command("check", databases=["default"], stdout=io.StringIO())
+        except SystemCheckError as error:
+            pytest.exit(f"System checks failed:\n{error}", returncode=3)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _answers_hold_to_the_document():
+    """Every answer under /v1/ a test gets, from Django's test client (DRF's APIClient
+    included) or from httpx against a server the tests started, is checked against the
+    served OpenAPI document, closed: a field the document does not name fails the test at
+    the call that got it (`phoneintel.tests.contract.ResponseSchemas`)."""
+    from phoneintel.openapi_view import openapi_contract
+
+    schemas = ResponseSchemas(openapi_contract())
+
+    def check(*, method, path, status, content_type, body, headers):
+        if not path.startswith("/v1/"):
+            return
+        problems = schemas.problems(
+            method=method,
+            path=path,
+            status=status,
+            content_type=content_type,
+            body=body,
+            headers=headers,
+        )
+        if problems:
+            raise AssertionError(
+                "The answer does not hold to the OpenAPI document:\n" + "\n".join(problems)
+            )
+
+    django_request = DjangoTestClient.request
+
+    def request(self, **request):
+        response = django_request(self, **request)
+        if not response.streaming:
+            check(
+                method=response.request["REQUEST_METHOD"],
+                path=response.request["PATH_INFO"],
+                status=response.status_code,
+                content_type=response.get("Content-Type", ""),
+                body=response.content,
+                headers=response.headers,
+            )
+        return response
+
+    def checked_httpx(response: httpx.Response) -> httpx.Response:
+        if response.is_stream_consumed and response.url.host in ("127.0.0.1", "localhost"):
+            check(
+                method=response.request.method,
+                path=response.url.path,
+                status=response.status_code,
+                content_type=response.headers.get("Content-Type", ""),
+                body=response.content,
+                headers=response.headers.keys(),
+            )
+        return response
+
+    httpx_send = httpx.Client.send
+    httpx_send_async = httpx.AsyncClient.send
+
+    def send(self, request, **options):
+        return checked_httpx(httpx_send(self, request, **options))
+
+    async def send_async(self, request, **options):
+        return checked_httpx(await httpx_send_async(self, request, **options))
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(DjangoTestClient, "request", request)
+        patch.setattr(httpx.Client, "send", send)
+        patch.setattr(httpx.AsyncClient, "send", send_async)
+        yield schemas
 
 
 @pytest.fixture(autouse=True)

@@ -2,8 +2,8 @@ from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializ
 from rest_framework import serializers
 from rest_framework.views import APIView
 
+from accounts.rates import parse_rate
 from accounts.selectors.usage import iso_utc
-from accounts.throttling import parse_rate
 from catalog.products import PHONE_PRODUCTS
 from phoneintel.envelope import success
 from phoneintel.openapi import AUTHENTICATED_ERROR_STATUSES, envelope, error_responses

@@ -4,7 +4,8 @@ Two counters decide whether a request may run, both in fixed windows aligned to 
 epoch and shared by every server process through Redis:
 - failed authentications per client address (`API_AUTH_FAILURE_RATE`); an address over
   it is refused whatever key it sends, so a right guess is never confirmed to it;
-- requests per key, in the window of the key's `rate_limit` (`N/s`, `N/m` or `N/h`).
+- requests per key, in the window of the key's `rate_limit` (`N/s`, `N/m` or `N/h`, the
+  one format of `accounts.rates`).
 
 `ApiKeyRateThrottle`, DRF's throttle step, runs `ADMIT` once for a request whose key
 authenticated: it reads the address's failures and, unless they are over the limit,
@@ -20,7 +21,6 @@ With Redis down, redis-py raises and the request is answered 503
 (`phoneintel.exception_handler`): nothing is served that could not be counted.
 """
 
-import re
 import time
 from functools import cache
 
@@ -28,6 +28,7 @@ from django.conf import settings
 from django_redis import get_redis_connection
 from rest_framework.throttling import BaseThrottle
 
+from accounts.rates import parse_rate
 from phoneintel.client_address import client_address
 from phoneintel.errors import ApiError, ErrorCode
 
@@ -53,19 +54,6 @@ if failures == 1 then
 end
 return failures
 """
-
-_RATE = re.compile(r"^([0-9]+)/([0-9]*)([smhd])$")
-_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-@cache
-def parse_rate(rate: str) -> tuple[int, int]:
-    """`600/m` → (600, 60); `5/5m` → (5, 300)."""
-    match = _RATE.match(rate)
-    if match is None:
-        raise ValueError(f"not a rate: {rate!r}")
-    count, multiplier, unit = match.groups()
-    return int(count), int(multiplier or 1) * _UNIT_SECONDS[unit]
 
 
 def _window(seconds: int, now: float) -> tuple[int, int, int]:

@@ -4,7 +4,9 @@ A declaration says everything the API needs of a product: its `product` value (a
 catalog slug), its endpoint, how it reads the intelligence data for the valid numbers of a
 call, how those rows become found results, and its OpenAPI schema and example. The views,
 the URLs, the bulk endpoint's choices and the OpenAPI document are made from `PRODUCTS`
-(`lookups.api`). Adding a product is one entry here plus its data (and its catalog row).
+(`lookups.api`). Adding a product is one entry here plus its data, its catalog row (its
+endpoint, unit cost and availability, which a system check holds to this declaration:
+`lookups.system_checks`) and its sandbox answers (`lookups.sandbox.ANSWERS`).
 
 A product whose `read` gives None reads nothing: its `answer` gets no rows.
 """
@@ -37,6 +39,9 @@ class LookupProduct:
     answer: Callable[[list[ParsedPhone], Read | None, list[ReadRow]], dict[str, dict]]
     found_schema: Callable[[], serializers.Serializer]
     found_example: dict
+    # Units charged per number looked up, alone or as a bulk item (the catalog's `unit_cost`
+    # says the same: `lookups.system_checks`).
+    unit_cost: int = 1
 
     def __str__(self) -> str:
         return self.value

@@ -213,7 +213,8 @@ def _carrier(number: TestNumber, phone: ParsedPhone) -> dict:
     }
 
 
-# Per product value: its found result for a test number, or None (not found).
+# Per product value (every one of `lookups.products.PRODUCTS`: `lookups.system_checks`): its found
+# result for a test number, or None (not found).
 ANSWERS: dict[str, Callable[[TestNumber, ParsedPhone], dict | None]] = {
     "phone-lookup": lambda n, p: {
         "phoneNumber": p.e164,
@@ -240,14 +241,15 @@ ANSWERS: dict[str, Callable[[TestNumber, ParsedPhone], dict | None]] = {
 
 
 def results(product: str, phones: list[ParsedPhone]) -> list[dict]:
-    """One result per phone, in order, from the table (a possible but invalid number, and a
-    product with no sandbox answer, are not found)."""
+    """One result per phone, in order, from the table (a possible but invalid number is not
+    found). Every product has its answers: a system check says so at startup
+    (`lookups.system_checks`), so a product left out fails loudly instead of answering not found."""
+    answer = ANSWERS[product]
     answers = []
     for phone in phones:
         number = _BY_PHONE.get(phone.e164)
-        answer = ANSWERS.get(product)
         found = None
-        if number is not None and not number.unallocated and answer is not None:
+        if number is not None and not number.unallocated:
             found = answer(number, phone)
         answers.append(found or {"phoneNumber": phone.e164, "found": False})
     return answers

@@ -116,9 +116,10 @@ def _charged_answer(
     its own transaction (`lookups.api.idempotently`), which the charge and the store join;
     without one, the charge is a statement of its own.
 
-    Every possible number costs a unit, valid or not (an unallocated range is a charged
-    not-found result); only the valid ones are read. A test key's answers come from the
-    sandbox's table instead, and a trigger number among them answers its error first."""
+    Every possible number costs the product's `unit_cost`, valid or not (an unallocated
+    range is a charged not-found result); only the valid ones are read. A test key's answers
+    come from the sandbox's table instead, and a trigger number among them answers its error
+    first."""
     if api_key.is_test:
         sandbox.refuse_triggers(
             phones=phones, api_key=api_key, idempotency_key=claim.key if claim else None
@@ -128,9 +129,10 @@ def _charged_answer(
         read = product_read(product, phones, now)
     if claim is None:
         drop_if_closed_while_idle()  # the statement writes: it cannot be sent twice
+    units = len(phones) * product.unit_cost
     try:
         charged = charge_units(
-            api_key=api_key, units=len(phones), now=now, product=product.value, read=read
+            api_key=api_key, units=units, now=now, product=product.value, read=read
         )
     except QuotaExceeded as exceeded:
         raise exceeded.as_api_error(now) from None
@@ -142,14 +144,14 @@ def _charged_answer(
         success_body(
             request_id,
             data,
-            units_charged=len(phones),
+            units_charged=units,
             usage=charged.usage.as_meta(),
             mode=api_key.mode,
         )
     )
     if claim is not None:
         claim.complete(body=body, request_id=request_id)
-    return ChargedAnswer(body=body, product=product, units=len(phones))
+    return ChargedAnswer(body=body, product=product, units=units)
 
 
 def lookup_results(

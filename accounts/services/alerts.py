@@ -92,16 +92,19 @@ def quota_alerts_reset(*, api_key: ApiKey | AuthenticatedKey, now: datetime) -> 
     """Forgets this month's alerts that the usage no longer reaches under the key's quota (as
     saved), so a raised quota warns again at its own 80% and 100%. Returns how many."""
     period = month_start(now)
+    # Usage and alerts are recorded under the lineage's first key (`charge_units`): a
+    # rolled key's month is its lineage's.
+    lineage = api_key.lineage_id or api_key.pk
     # The month's row is locked as a charge locks it: a charge in flight inserts its
     # alerts before this reads the usage, and none runs between the read and the delete.
     used = (
         MonthlyUsage.objects.select_for_update()
-        .filter(api_key_id=api_key.pk, period=period)
+        .filter(api_key_id=lineage, period=period)
         .values_list("units_used", flat=True)
         .first()
     ) or 0
     no_longer = [t for t in QuotaAlert.Threshold.values if used * 100 < t * api_key.monthly_quota]
     deleted, _ = QuotaAlert.objects.filter(
-        api_key_id=api_key.pk, period=period, threshold__in=no_longer
+        api_key_id=lineage, period=period, threshold__in=no_longer
     ).delete()
     return deleted

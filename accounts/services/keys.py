@@ -255,7 +255,7 @@ def developer_key_create(
             )
         raise KeyNotAllowed(f"Your access is {access}: you cannot create keys.")
     now = timezone.now()
-    held = developer.api_keys.filter(mode=mode, revoked_at__isnull=True, expires_at__gt=now)
+    held = developer.api_keys.held(now).filter(mode=mode)
     if (count := held.count()) >= MAX_LIVE_KEYS_PER_DEVELOPER:
         raise KeyNotAllowed(
             f"You have {count} {mode} keys, the most allowed. Revoke one you no longer use."
@@ -323,14 +323,8 @@ def key_expiry_notices_send(*, now: datetime) -> int:
     keys = list(
         ApiKey.objects.select_for_update(skip_locked=True, of=("self",))
         .select_related("developer__user")
-        .filter(
-            revoked_at__isnull=True,
-            is_active=True,
-            developer__access=Developer.Access.APPROVED,
-            expires_at__gt=now,
-            expires_at__lte=now + EXPIRY_NOTICE_AHEAD,
-            expiry_notice__isnull=True,
-        )
+        .usable(now)
+        .filter(expires_at__lte=now + EXPIRY_NOTICE_AHEAD, expiry_notice__isnull=True)
         .order_by("developer_id", "expires_at")
     )
     noticed = _expiry_notices_insert(keys=keys, now=now)

@@ -20,7 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import MonthlyUsage, QuotaAlert, month_start
-from accounts.services import api_key_create
+from accounts.services import api_key_create, api_key_roll
 from conftest import ROOT, _test_database_url
 
 pytestmark = pytest.mark.django_db
@@ -192,6 +192,27 @@ def test_the_apikey_command_resets_alerts_like_the_admin(client, make_key, sent)
     key.refresh_from_db()
     assert key.monthly_quota == 100 and alerts(key) == set()
     assert MonthlyUsage.objects.get(api_key=key, period=month_start(timezone.now())).units_used == 5
+
+
+def test_raising_the_quota_of_a_rolled_key_warns_again_at_its_new_thresholds(
+    client, make_key, sent
+):
+    """Usage and alerts are the lineage's (the first key of the roll chain): the reset must
+    read and forget them there, not under the successor's own id."""
+    old, _ = make_key(monthly_quota=5)
+    now = timezone.now()
+    new, raw = api_key_roll(api_key=old, old_key_expires_at=now, now=now, actor="developer")
+    _, emails = sent(lambda: [lookup(client, raw) for _ in range(5)])
+    assert len(emails) == 2 and alerts(old) == {80, 100}
+
+    call_command("apikey", "quota", str(new.pk), "10", stdout=open("/dev/null", "w"))  # noqa: SIM115
+    assert alerts(old) == set()
+    # 8 of the new 10: the 80% email goes again, for the key the developer now holds.
+    _, emails = sent(lambda: [lookup(client, raw) for _ in range(3)])
+    assert [e.subject for e in emails] == [
+        f"Your phoneintel API key {new.prefix}… has used 80% of its monthly quota"
+    ]
+    assert "has used 8 of its 10 units" in emails[0].body
 
 
 @pytest.mark.live

@@ -425,9 +425,9 @@ def test_forwarded_for_counts_only_from_trusted_proxies_under_gunicorn(gunicorn_
 
 
 def test_the_restrictable_products_are_the_declared_ones(monkeypatch):
-    from lookups import apps
+    from lookups import system_checks
 
-    assert apps.products_match_catalog() == []
+    assert system_checks.products_match_restrictable() == []
     monkeypatch.setattr("catalog.products.PHONE_PRODUCTS", (*PHONE_PRODUCTS, "email-validation"))
-    [error] = apps.products_match_catalog()
-    assert error.id == "lookups.E001"
+    [error] = system_checks.products_match_restrictable()
+    assert error.id == "lookups.E020"

@@ -1,5 +1,6 @@
 """accounts/services/keys.py: issuing and revoking keys, as staff and the portal do."""
 
+import itertools
 from datetime import timedelta
 
 import pytest
@@ -7,18 +8,22 @@ from django.conf import settings
 from django.utils import timezone
 
 from accounts import crypto
-from accounts.models import ApiKey
+from accounts.models import ApiKey, Developer
+from accounts.selectors.key_read import api_key_read
 from accounts.services import (
     KeyLifetimeError,
     KeyRejected,
     api_key_authenticate,
     api_key_create,
     api_key_revoke,
+    api_key_roll,
     api_key_set_active,
 )
 from phoneintel.errors import ErrorCode
 
 pytestmark = pytest.mark.django_db
+
+SECOND = timedelta(seconds=1)
 
 
 def test_a_key_lives_90_days_and_only_its_keyed_hash_is_stored(make_developer):
@@ -71,3 +76,47 @@ def test_a_key_works_until_the_microsecond_it_expires(make_key):
     with pytest.raises(KeyRejected) as rejected:
         api_key_authenticate(raw=raw, now=key.expires_at)
     assert rejected.value.code == ErrorCode.EXPIRED_API_KEY
+
+
+def test_the_usable_queryset_is_the_status_rule_for_every_key_state(make_developer):
+    """`ApiKey.objects.usable(now)` holds exactly the keys `key_status` calls active, as the
+    portal (`status_at`) and the API's authentication (`api_key_read`) see them, and
+    `held(now)` exactly those neither revoked nor expired."""
+    now = timezone.now()
+    keys = []
+    for access in Developer.Access.values:
+        developer = make_developer(access=access)
+        for mode, is_active, revoked, expires_in in itertools.product(
+            ApiKey.Mode.values, (True, False), (True, False), (timedelta(days=1), -SECOND)
+        ):
+            key, _ = api_key_create(developer=developer, mode=mode)
+            key.is_active, key.expires_at = is_active, now + expires_in
+            key.revoked_at = now - SECOND if revoked else None
+            key.save()
+            keys.append(key)
+        if access == Developer.Access.APPROVED:
+            # Rolled keys, one in its grace period and one past it, and their successors.
+            old, _ = api_key_create(developer=developer)
+            new, _ = api_key_roll(api_key=old, old_key_expires_at=now + SECOND, now=now)
+            later, _ = api_key_create(developer=developer)
+            newer, _ = api_key_roll(api_key=later, old_key_expires_at=now, now=now)
+            keys += [old, new, later, newer]
+    keys = [ApiKey.objects.select_related("developer").get(pk=key.pk) for key in keys]
+    assert len(keys) == ApiKey.objects.count() == 4 * 16 + 4
+
+    active = {key.pk for key in keys if key.status_at(now) == ApiKey.Status.ACTIVE}
+    authenticated = {
+        key.pk
+        for key in keys
+        if api_key_read(key_hash=key.key_hash, now=now).status == ApiKey.Status.ACTIVE
+    }
+    assert set(ApiKey.objects.usable(now).values_list("pk", flat=True)) == active == authenticated
+    # Every mode and access that may work is among them, so the equality says something.
+    assert {(key.mode, key.developer.access) for key in keys if key.pk in active} == {
+        ("live", "approved"),
+        ("test", "approved"),
+        ("test", "pending"),
+    }
+    held = {key.pk for key in keys if key.revoked_at is None and key.expires_at > now}
+    assert set(ApiKey.objects.held(now).values_list("pk", flat=True)) == held
+    assert active < held

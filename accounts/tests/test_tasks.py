@@ -22,7 +22,7 @@ from phoneintel.celery import app as celery_app
 pytestmark = pytest.mark.django_db
 
 
-def test_expiry_notices_go_once_per_key_to_approved_owners_only(make_developer, sent):
+def test_expiry_notices_go_once_per_key_to_owners_of_active_keys_only(make_developer, sent):
     now = timezone.now()
     owner = make_developer(email="owner@example.test", name="Olive")
     soon, _ = api_key_create(developer=owner, name="Soon", expires_at=now + timedelta(days=5))
@@ -33,16 +33,29 @@ def test_expiry_notices_go_once_per_key_to_approved_owners_only(make_developer, 
     revoked.save()
     suspended = make_developer(access=Developer.Access.SUSPENDED)
     api_key_create(developer=suspended, name="Off", expires_at=now + timedelta(days=3))
+    # A test key works before approval (`ApiKey.objects.usable`): its owner is told too.
+    pending = make_developer(email="pending@example.test", access=Developer.Access.PENDING)
+    sandbox, _ = api_key_create(
+        developer=pending, name="Sandbox", expires_at=now + timedelta(days=4), mode="test"
+    )
+    api_key_create(developer=pending, name="Not yet", expires_at=now + timedelta(days=4))
 
     noticed, emails = sent(send_key_expiry_notices.delay)
-    assert noticed.get() == 2
-    [email] = emails
+    assert noticed.get() == 3
+    email, pending_email = sorted(emails, key=lambda e: e.to != ["owner@example.test"])
+    assert pending_email.to == ["pending@example.test"]
+    assert pending_email.subject == f"Your phoneintel API key {sandbox.prefix}… expires soon"
+    assert "Not yet" not in pending_email.body
     assert email.to == ["owner@example.test"]
     assert email.subject == "2 of your phoneintel API keys expire soon"
     assert f"Soon ({soon.prefix}…)" in email.body and f"Also ({also.prefix}…)" in email.body
     assert "Later" not in email.body and "Gone" not in email.body
     assert f"{settings.SITE_URL}/portal/" in email.body
-    assert set(KeyExpiryNotice.objects.values_list("api_key_id", flat=True)) == {soon.pk, also.pk}
+    assert set(KeyExpiryNotice.objects.values_list("api_key_id", flat=True)) == {
+        soon.pk,
+        also.pk,
+        sandbox.pk,
+    }
 
     again, emails = sent(send_key_expiry_notices.delay)
     assert again.get() == 0 and emails == []

@@ -5,6 +5,7 @@ from openapi_spec_validator import validate
 
 from lookups.risk import REASON_DESCRIPTIONS, RiskReason
 from phoneintel.errors import API_ERROR_CODES, CODES_BY_STATUS
+from phoneintel.tests.contract import Contract, closed
 
 pytestmark = pytest.mark.django_db
 
@@ -94,13 +95,16 @@ def test_each_error_status_allows_exactly_its_codes(contract, document):
 
 
 def test_every_response_with_a_body_has_examples_that_conform(contract):
+    """Examples conform to the document as the tests hold answers to it: closed, so an
+    example shows no field the schema does not name."""
+    closed_contract = Contract(closed(contract.document))
     for path, method, operation in contract.operations():
         for status, response in operation["responses"].items():
             for media_type, media in response.get("content", {}).items():
                 examples = media.get("examples", {})
                 assert examples, f"{method} {path} {status} has no example"
                 at = ("paths", path, method, "responses", status, "content", media_type)
-                validator = contract.validator(*at, "schema")
+                validator = closed_contract.validator(*at, "schema")
                 for name, example in examples.items():
                     errors = [e.message for e in validator.iter_errors(example["value"])]
                     assert not errors, (method, path, status, name, errors)

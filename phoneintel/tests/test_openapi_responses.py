@@ -1,8 +1,10 @@
 """Real answers of every endpoint, success and error, conform to the served document."""
 
 import json
+import sys
 from datetime import timedelta
 
+import httpx
 import pytest
 from django.core.management import call_command
 from django.test import override_settings
@@ -27,6 +29,7 @@ LOOKUPS = {
 }
 UNALLOCATED = "+15555555555"
 POSTS = [*LOOKUPS, BULK]
+JSON = "application/json"
 IDEMPOTENCY = {"HTTP_IDEMPOTENCY_KEY": "0b6c3c1e-7f0e-4c53-9f59-2a1e8f0d9a11"}
 
 
@@ -299,3 +302,81 @@ def test_500_for_a_server_failure(client, bearer, key, contract):
     assert contract.assert_conforms(response, ACCOUNT, "get", status=500)["error"]["code"] == (
         "server_error"
     )
+
+
+def _with_meta_field(success_body):
+    def body(*args, **kwargs):
+        envelope = success_body(*args, **kwargs)
+        envelope["meta"]["servedBy"] = "web-1"  # a field the document does not name
+        return envelope
+
+    return body
+
+
+def test_a_meta_field_the_document_does_not_name_fails_every_test_that_sees_it(
+    client, bearer, key, post, monkeypatch
+):
+    """The root conftest checks every answer against the closed document: the served one
+    stays open for clients, the tests do not."""
+    from phoneintel.envelope import success_body
+
+    assert client.get(ACCOUNT, **bearer(key[1])).status_code == 200
+    # Wherever the envelope's builder was imported (the account view's and the lookups').
+    patched = _with_meta_field(success_body)
+    for module in list(sys.modules.values()):
+        if getattr(module, "__dict__", {}).get("success_body") is success_body:
+            monkeypatch.setattr(module, "success_body", patched)
+    with pytest.raises(AssertionError, match=r"200: body at /meta: .*'servedBy' was unexpected"):
+        client.get(ACCOUNT, **bearer(key[1]))
+    with pytest.raises(AssertionError, match=r"/v1/data/phone-risk-checks 200: body at /meta"):
+        post("/v1/data/phone-risk-checks", {"phone": UNALLOCATED})
+
+
+def test_an_error_field_the_document_does_not_name_fails_too(client, bearer, key):
+    """The per-status error envelopes narrow `error.code` with `allOf`: closed, they still
+    take a real error and refuse an unnamed field, at the top and inside `error`."""
+    from conftest import ResponseSchemas
+    from phoneintel.openapi_view import openapi_contract
+
+    schemas = ResponseSchemas(openapi_contract())
+    answer = client.get(ACCOUNT, HTTP_AUTHORIZATION="Bearer pi_beta_nope")
+    error = answer.json()
+    assert error["error"]["code"] == "invalid_api_key"
+
+    def problems(body) -> list[str]:
+        return schemas.problems(
+            method="GET",
+            path=ACCOUNT,
+            status=401,
+            content_type=JSON,
+            body=json.dumps(body),
+            headers=answer.headers,
+        )
+
+    assert problems(error) == []
+    assert problems({**error, "trace": "x"}) == [
+        f"GET {ACCOUNT} 401: body at /: Additional properties are not allowed ('trace' was"
+        " unexpected)"
+    ]
+    assert problems({"error": {**error["error"], "stack": "x"}}) == [
+        f"GET {ACCOUNT} 401: body at /error: Additional properties are not allowed ('stack'"
+        " was unexpected)"
+    ]
+    assert problems({"error": {**error["error"], "code": "rate_limited"}}) != []
+    assert schemas.problems(
+        method="GET", path=ACCOUNT, status=401, content_type=JSON, body=answer.content
+    ) == [f"GET {ACCOUNT} 401: lacks the required header(s) X-Request-Id, WWW-Authenticate"]
+
+
+def test_answers_from_a_server_are_checked_too():
+    """httpx answers from a server on this machine (gunicorn, in the live tests) go through
+    the same check."""
+    body = {"data": {"numbers": []}, "meta": {"requestId": "req_1", "servedBy": "web-1"}}
+    transport = httpx.MockTransport(
+        lambda request: httpx.Response(200, json=body, headers={"X-Request-Id": "req_1"})
+    )
+    with httpx.Client(transport=transport, base_url="http://127.0.0.1:8000") as server:
+        with pytest.raises(AssertionError, match="'servedBy' was unexpected"):
+            server.get("/v1/data/test-numbers")
+        del body["meta"]["servedBy"]
+        assert server.get("/v1/data/test-numbers").status_code == 200

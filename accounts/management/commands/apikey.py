@@ -5,11 +5,11 @@ from datetime import UTC
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
-from django.core.validators import RegexValidator
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from accounts.models import RATE_RE, ApiKey
+from accounts.models import ApiKey
+from accounts.rates import RATE_HELP, parse_rate
 from accounts.restrictions import restrictions_clean
 from accounts.selectors.usage import iso_utc
 from accounts.services import (
@@ -96,9 +96,9 @@ class Command(BaseCommand):
             raise CommandError("--allowance must be zero or more.")
         if rate_limit is not None:
             try:
-                RegexValidator(RATE_RE)(rate_limit)
-            except ValidationError:
-                raise CommandError("--rate-limit must be N/s, N/m or N/h, e.g. 600/m.") from None
+                parse_rate(rate_limit)
+            except ValueError:
+                raise CommandError(f"--rate-limit must be {RATE_HELP}.") from None
         when = None
         if expires_at:
             when = parse_datetime(expires_at)
