@@ -34,11 +34,14 @@ def new_event_id() -> str:
     `startingAfter` is `id < …`: one index serves both, and a page never skips or repeats
     an event that arrives while a client pages. Within a process they are monotonic (the
     ULID spec's rule: in the same millisecond, the last random part plus one), so events
-    one action records together keep their order.
+    one action records together keep their order. A clock set back by more than
+    CLOCK_STEP_BACK_MS (a corrected clock) starts again from the clock: ids follow the time
+    other processes write, rather than the moment that was wrong.
     """
     global _last_millis, _last_random
     with _id_lock:
-        millis = max(time.time_ns() // 1_000_000, _last_millis)
+        now = time.time_ns() // 1_000_000
+        millis = now if now < _last_millis - CLOCK_STEP_BACK_MS else max(now, _last_millis)
         if millis == _last_millis and _last_random + 1 < 1 << 80:
             random = _last_random + 1
         else:
@@ -54,6 +57,7 @@ def new_event_id() -> str:
     return ID_PREFIX + "".join(reversed(chars))
 
 
+CLOCK_STEP_BACK_MS = 1000
 _id_lock = threading.Lock()
 _last_millis = 0
 _last_random = 0

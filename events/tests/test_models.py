@@ -4,6 +4,7 @@ import time
 from datetime import timedelta
 
 import pytest
+import time_machine
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
@@ -20,6 +21,15 @@ def test_ids_are_evt_and_sort_by_time():
     earlier = new_event_id()
     time.sleep(0.002)
     assert new_event_id() > earlier
+
+
+def test_after_a_clock_set_back_ids_follow_the_clock_again():
+    """An id made while the clock was a day ahead does not hold later ids in the future,
+    where they would sort before every other process's newer events."""
+    with time_machine.travel(timezone.now() + timedelta(days=1), tick=True):
+        ahead = new_event_id()
+    now = new_event_id()
+    assert now < ahead
 
 
 def test_emit_inserts_one_row_whose_payload_is_the_contracts(make_developer):

@@ -2196,6 +2196,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope401"];
                 };
             };
+            /** @description The key is valid but restricted: it may not use this product (`product_not_permitted`; a bulk call is checked on its `product`, named in `error.details[0].field` as `/product`) or may not be used from this address (`address_not_permitted`). Checked before the rate limit: nothing is charged and no request is counted. Test keys obey restrictions too. */
+            403: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope403"];
+                };
+            };
             /** @description No such endpoint. */
             404: {
                 headers: {
