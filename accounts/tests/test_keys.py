@@ -97,7 +97,9 @@ def test_the_usable_queryset_is_the_status_rule_for_every_key_state(make_develop
         if access == Developer.Access.APPROVED:
             # Rolled keys, one in its grace period and one past it, and their successors.
             old, _ = api_key_create(developer=developer)
-            new, _ = api_key_roll(api_key=old, old_key_expires_at=now + SECOND, now=now, actor="system")
+            new, _ = api_key_roll(
+                api_key=old, old_key_expires_at=now + SECOND, now=now, actor="system"
+            )
             later, _ = api_key_create(developer=developer)
             newer, _ = api_key_roll(api_key=later, old_key_expires_at=now, now=now, actor="system")
             keys += [old, new, later, newer]
