@@ -252,12 +252,25 @@ def key_detail(request, key_id: int):
 @login_required
 @require_http_methods(["GET", "POST"])
 def key_revoke(request, key_id: int):
-    key = _own_key(_developer(request), key_id)
+    developer = _developer(request)
+    key = _own_key(developer, key_id)
     if request.method == "POST":
         api_key_revoke(api_key=key)
         messages.success(request, f"Key {key.prefix}… ({key.name}) is revoked.")
         return redirect("portal:dashboard")
-    return render(request, "accounts/key_revoke.html", {"key": key})
+    # Revoking a successor leaves its predecessor working until the time set when it was
+    # rolled, and a rolled key can never be rolled again: the page says so before it is done.
+    predecessor = next(
+        (
+            row
+            for row in developer_keys(developer=developer, now=timezone.now())
+            if row.successor is not None
+            and row.successor.pk == key.pk
+            and row.status == ApiKey.Status.ACTIVE
+        ),
+        None,
+    )
+    return render(request, "accounts/key_revoke.html", {"key": key, "predecessor": predecessor})
 
 
 @never_cache
@@ -296,7 +309,8 @@ def usage(request):
             "month": month,
             "chart": daily_bar_chart(month.days),
             "chosen_key": key,
-            "keys": [row.key for row in month.keys],  # used or live this month
+            # Used or live this month, each lineage's keys oldest first.
+            "keys": [key for row in month.keys for key in (*reversed(row.predecessors), row.key)],
         },
     )
 

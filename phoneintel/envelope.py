@@ -133,6 +133,8 @@ def error_body(request, error: ApiError) -> dict:
     body = {"code": str(error.code), "message": error.message, "requestId": request.request_id}
     # Absent when a store failed before RequestContextMiddleware could run.
     getattr(request, "log_context", {})["code"] = body["code"]
+    if error.simulated:
+        request.log_context["simulated"] = True
     if error.details:
         body["details"] = error.details
     return {"error": body}
@@ -324,3 +326,12 @@ class JsonOnlyNegotiation(BaseContentNegotiation):
 
     def select_renderer(self, request, renderers, format_suffix=None):
         return renderers[0], renderers[0].media_type
+
+
+class NotSimulatedFilter(logging.Filter):
+    """For `django.request`: drops the line of an error the sandbox answered on purpose
+    (`ApiError.simulated`); a real failure's line stays."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        request = getattr(record, "request", None)
+        return not getattr(request, "log_context", {}).get("simulated", False)

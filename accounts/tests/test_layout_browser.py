@@ -328,7 +328,7 @@ def test_the_api_reference_json_samples_are_readable(live_server, browser_page):
     site, page = live_server.url, browser_page
     page.goto(page_url(site, "catalog:api_reference", ()))
     page.get_by_role("heading", name="Carrier lookup").first.wait_for()
-    samples = page.locator("redoc code:has(> .token.punctuation)")
+    samples = page.locator("#redoc code:has(> .token.punctuation)")
     expect(samples.first).to_be_attached()
     checked = 0
     for sample in samples.all()[:6]:
