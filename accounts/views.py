@@ -213,7 +213,8 @@ def key_create(request):
     developer = _developer(request)
     form = KeyCreateForm(request.POST, modes=_key_modes(developer))
     if not form.is_valid():
-        return _dashboard(request, developer, form=form, status=400)
+        # The keys page again, the form with its errors, as every form of the site answers.
+        return _dashboard(request, developer, form=form)
     try:
         key, raw = developer_key_create(
             developer=developer, name=form.cleaned_data["name"], mode=form.cleaned_data["mode"]
