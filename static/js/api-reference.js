@@ -4,15 +4,23 @@
 // Redoc's sidebar shows its vendor's logo from cdn.redoc.ly: the address is written into
 // the bundle and no option turns it off. This page asks no other host for anything (its
 // content policy would refuse it, with an error in the console), so the logo is given an
-// address that fails at once, without a request, and Redoc then drops the image.
+// address that fails at once, without a request, and Redoc then drops the image. React
+// sets an image's address both ways, as an attribute and as a property: both are covered.
 (() => {
+  const VENDOR_CDN = "https://cdn.redoc.ly/";
+  const local = (value) => (String(value).startsWith(VENDOR_CDN) ? "data:," : value);
   const setAttribute = Element.prototype.setAttribute;
   Element.prototype.setAttribute = function (name, value) {
-    if (this instanceof HTMLImageElement && name === "src" && String(value).startsWith("https://cdn.redoc.ly/")) {
-      return setAttribute.call(this, name, "data:,");
-    }
-    return setAttribute.call(this, name, value);
+    const image = this instanceof HTMLImageElement && name.toLowerCase() === "src";
+    return setAttribute.call(this, name, image ? local(value) : value);
   };
+  const src = Object.getOwnPropertyDescriptor(HTMLImageElement.prototype, "src");
+  Object.defineProperty(HTMLImageElement.prototype, "src", {
+    ...src,
+    set(value) {
+      src.set.call(this, local(value));
+    },
+  });
 })();
 
 // Redoc's own theme options, so that its text keeps 4.5:1 against its backgrounds
