@@ -394,3 +394,41 @@ def test_no_page_has_a_serious_accessibility_violation_or_scrolls_sideways(
         title: r["width"] for title, r in results.items() if r["width"] > int(title.rsplit("@")[1])
     }
     assert too_wide == {}
+
+
+def _rgb(value: str) -> tuple[float, ...]:
+    return tuple(float(part) for part in value[value.index("(") + 1 : -1].split(",")[:3])
+
+
+def test_the_first_tab_offers_a_skip_link_and_focus_is_always_seen(
+    live_server, browser_page, fixtures
+):
+    from accounts.tests.test_layout_browser import contrast
+
+    site, page = live_server.url, browser_page
+    sign_in(page, site)
+    page.goto(site + reverse("portal:usage"))
+    page.keyboard.press("Tab")
+    skip = page.get_by_role("link", name="Skip to main content")
+    assert skip.evaluate("link => link === document.activeElement")
+    box = skip.bounding_box()
+    assert box["y"] >= 0 and box["width"] > 0, "shown while focused"
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement.id") == "main"
+    # The next Tab goes to the page's own first link, not back through the site's menu.
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.closest('main') !== null")
+
+    # Every focused control has a ring of our own, 3:1 against what is behind it at least.
+    for selector in ("main a", "main select", "main button", ".chart-scroll"):
+        element = page.locator(selector).first
+        element.focus()
+        page.keyboard.press("Shift+Tab")
+        page.keyboard.press("Tab")
+        style = element.evaluate(
+            "e => { const s = getComputedStyle(e); return [s.outlineStyle, s.outlineWidth,"
+            " s.outlineColor, getComputedStyle(document.body).backgroundColor] }"
+        )
+        outline_style, width, colour, background = style
+        assert outline_style == "solid" and float(width[:-2]) >= 2, (selector, style)
+        assert contrast(_rgb(colour), _rgb(background)) >= 3, (selector, style)
