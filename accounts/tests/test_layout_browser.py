@@ -517,8 +517,8 @@ def test_the_day_chart_opens_on_today_on_a_phone(live_server, browser_page, deve
         scroller = page.locator(".bar-chart").locator("xpath=..")  # the box it scrolls in
         box = scroller.bounding_box()
         today = page.locator(".bar-chart .day").last
-        assert today.locator("title").text_content().startswith(
-            f"{timezone.now():%Y-%m-%d}: 6 units"
+        assert (
+            today.locator("title").text_content().startswith(f"{timezone.now():%Y-%m-%d}: 6 units")
         )
         bar = today.locator("rect").bounding_box()
         assert box["x"] <= bar["x"] and bar["x"] + bar["width"] <= box["x"] + box["width"], width
@@ -526,7 +526,9 @@ def test_the_day_chart_opens_on_today_on_a_phone(live_server, browser_page, deve
         assert scroller.get_attribute("tabindex") == "0" and scroller.get_attribute("aria-label")
         assert width_of(page) <= width
         page.screenshot(path=SCREENSHOTS / f"layout-usage-top-{width}.png")
-        page.locator("figure.chart").screenshot(path=SCREENSHOTS / f"layout-usage-chart-{width}.png")
+        page.locator("figure.chart").screenshot(
+            path=SCREENSHOTS / f"layout-usage-chart-{width}.png"
+        )
 
 
 def test_the_key_page_fits_a_phone_with_a_long_name_and_prefix(
@@ -554,8 +556,9 @@ def test_the_api_reference_asks_no_other_host_and_logs_no_error(live_server, bro
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.on(
         "request",
-        lambda request: not request.url.startswith((site, "data:", "blob:"))
-        and elsewhere.append(request.url),
+        lambda request: (
+            not request.url.startswith((site, "data:", "blob:")) and elsewhere.append(request.url)
+        ),
     )
     for width in (DESKTOP_WIDTH, PHONE_WIDTH):
         page.set_viewport_size({"width": width, "height": 900})
