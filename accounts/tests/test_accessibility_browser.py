@@ -314,6 +314,12 @@ def run_axe(page) -> list[dict]:
     ]
 
 
+# The ids that an aria-describedby names and no element of the page has.
+MISSING_DESCRIPTIONS = """() => [...document.querySelectorAll("[aria-describedby]")]
+  .flatMap(element => element.getAttribute("aria-describedby").trim().split(/\\s+/))
+  .filter(id => id && !document.getElementById(id))"""
+
+
 def settle(page, url: str) -> None:
     if "/docs/api/" in url:
         # Redoc renders after the load event: check the page it builds.
@@ -345,6 +351,7 @@ def test_no_page_has_a_serious_accessibility_violation_or_scrolls_sideways(
             "violations": sum(v["count"] for v in found),
             "rules": found,
             "width": wide,
+            "missing_ids": page.evaluate(MISSING_DESCRIPTIONS),
         }
 
     for width in WIDTHS:
@@ -390,6 +397,9 @@ def test_no_page_has_a_serious_accessibility_violation_or_scrolls_sideways(
     (SCREENSHOTS / "axe-counts.json").write_text(json.dumps(results, indent=2))
     violations = {title: r["rules"] for title, r in results.items() if r["violations"]}
     assert violations == {}
+    # Help and error text tied to their fields: every id an aria-describedby names exists.
+    untied = {title: r["missing_ids"] for title, r in results.items() if r["missing_ids"]}
+    assert untied == {}
     too_wide = {
         title: r["width"] for title, r in results.items() if r["width"] > int(title.rsplit("@")[1])
     }
