@@ -30,7 +30,7 @@ PLAIN_REQUEST_LINE = re.compile(r" INFO phoneintel\.requests POST /v1/data/phone
 # page /dev/mail/ and logs where to read it.
 EMAIL_SENT_LINE = re.compile(
     r"INFO phoneintel\.dev_mail Email to quota@example\.test: "
-    r"Your phoneintel API key pi_beta_\w+… has used (80|100)% of its monthly quota "
+    r"Your phoneintel API key pi_beta_\w+\S* has used (80|100)% of its monthly quota "
     r"\(read it at http://127\.0\.0\.1:\d+/dev/mail/\)$"
 )
 # A fresh machine has none of the test run's settings.
