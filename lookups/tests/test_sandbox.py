@@ -258,8 +258,8 @@ def test_simulated_500_and_503_write_no_error_line_to_the_server_log(
     gunicorn_server, make_key, debug
 ):
     """A test number's 500 or 503 is an answer the developer asked for, not a failure: the
-    server logs its request line once, and no `ERROR django.request` line (DEBUG on, as
-    under `make run`, such a line was written twice)."""
+    server logs its request line once, and no `ERROR django.request` line, with DEBUG off
+    and on. (That DEBUG no longer writes a django line twice: test_settings.py.)"""
     live, _ = make_key()
     _, raw = api_key_create(developer=live.developer, name="sandbox", mode=ApiKey.Mode.TEST)
     server = gunicorn_server(DEBUG=debug, LOG_FORMAT="json")
