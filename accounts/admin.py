@@ -183,8 +183,17 @@ class AccessRequestAdmin(admin.ModelAdmin):
             "show_save_and_continue": False,
             "show_save_and_add_another": False,
             "default_quota": settings.API_DEFAULT_MONTHLY_QUOTA,
+            "approve_label": self._approve_label(self.get_object(request, object_id)),
         }
         return super().change_view(request, object_id, form_url, extra_context)
+
+    @staticmethod
+    def _approve_label(developer: Developer | None) -> str:
+        # What `access_request_approve` emails: a developer who set a password at sign-up
+        # gets a sign-in link, one who has none yet a sign-up link.
+        if developer is not None and developer.user.has_usable_password():
+            return "Approve and email a sign-in link"
+        return "Approve and email a sign-up link"
 
     def _reviewed(self, request, object_id) -> Developer:
         developer = self.get_object(request, object_id)
@@ -232,7 +241,7 @@ class AccessRequestAdmin(admin.ModelAdmin):
             self.log_change(request, developer, "Rejected")
         self.message_user(request, f"Rejected {len(rejected)} request(s).", messages.SUCCESS)
 
-    @admin.action(description="Approve and email a sign-up link")
+    @admin.action(description="Approve and email each a sign-in or sign-up link")
     def approve(self, request, queryset):
         self._approve(request, queryset)
 

@@ -183,7 +183,8 @@ def key_create(request):
     developer = _developer(request)
     form = KeyCreateForm(request.POST, modes=_key_modes(developer))
     if not form.is_valid():
-        return _dashboard(request, developer, form=form, status=400)
+        # The keys page again, the form with its errors, as every form of the site answers.
+        return _dashboard(request, developer, form=form)
     try:
         key, raw = developer_key_create(
             developer=developer,
@@ -253,12 +254,25 @@ def key_restrict(request, key_id: int):
 @require_http_methods(["GET", "POST"])
 @recent_authentication_required
 def key_revoke(request, key_id: int):
-    key = _own_key(_developer(request), key_id)
+    developer = _developer(request)
+    key = _own_key(developer, key_id)
     if request.method == "POST":
         api_key_revoke(api_key=key, actor=Actor.DEVELOPER)
         messages.success(request, f"Key {key.prefix}… ({key.name}) is revoked.")
         return redirect("portal:dashboard")
-    return render(request, "accounts/key_revoke.html", {"key": key})
+    # Revoking a successor leaves its predecessor working until the time set when it was
+    # rolled, and a rolled key can never be rolled again: the page says so before it is done.
+    predecessor = next(
+        (
+            row
+            for row in developer_keys(developer=developer, now=timezone.now())
+            if row.successor is not None
+            and row.successor.pk == key.pk
+            and row.status == ApiKey.Status.ACTIVE
+        ),
+        None,
+    )
+    return render(request, "accounts/key_revoke.html", {"key": key, "predecessor": predecessor})
 
 
 @never_cache
@@ -303,7 +317,8 @@ def usage(request):
             "month": month,
             "chart": daily_bar_chart(month.days),
             "chosen_key": key,
-            "keys": [row.key for row in month.keys],  # used or live this month
+            # Used or live this month, each lineage's keys oldest first.
+            "keys": [key for row in month.keys for key in (*reversed(row.predecessors), row.key)],
         },
     )
 

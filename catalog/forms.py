@@ -13,6 +13,8 @@ class InterestForm(forms.ModelForm):
             "company": "Company (optional)",
             "use_case": "What would you use it for?",
         }
+        # The model's help text is for staff; the page itself tells visitors what a repeat does.
+        help_texts = {"email": ""}
         widgets = {
             "email": forms.EmailInput(attrs={"autocomplete": "email"}),
             "name": forms.TextInput(attrs={"autocomplete": "name"}),

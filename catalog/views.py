@@ -59,7 +59,9 @@ def product_interest(request, slug):
         _, created = interest_submit(product=product, **form.cleaned_data)
         messages.success(
             request,
-            f"Thank you. We have {'noted' if created else 'updated'} your interest in"
+            # The page it lands on says "Thank you" in its heading: the message says what
+            # happened, once.
+            f"We have {'noted' if created else 'updated'} your interest in"
             f" {product.name} and will write to you when it opens.",
         )
         return redirect("catalog:interest_sent", slug=product.slug)

@@ -172,11 +172,17 @@ class BulkLookupView(APIView):
         examples=openapi.bulk_examples(),
     )
     def post(self, request):
-        return idempotently(
+        response = idempotently(
             request,
             idempotency_key(request, required=True),
             lambda claim: self.answer(request, claim),
         )
+        if response.get("Idempotent-Replayed"):
+            # A replay answers this very body (its fingerprint matched the first request's,
+            # which was checked and answered): its product is the body's, and the request
+            # log files it under that product like the first.
+            request.log_context["product"] = request.data["product"]
+        return response
 
     def answer(self, request, claim: Claim):
         answer = lookup_bulk(

@@ -167,6 +167,7 @@ def refuse_triggers(
         if number is not None and number.trigger is not None:
             error = TRIGGERS[number.trigger](api_key, idempotency_key)
             if error is not None:
+                error.simulated = True  # not a failure: logged as the answer it is, no more
                 raise error
 
 

@@ -61,6 +61,8 @@ def error_body(request, error: ApiError) -> dict:
     body = {"code": str(error.code), "message": error.message, "requestId": request.request_id}
     # Absent when a store failed before RequestContextMiddleware could run.
     getattr(request, "log_context", {})["code"] = body["code"]
+    if error.simulated:
+        request.log_context["simulated"] = True
     if error.details:
         body["details"] = error.details
     return {"error": body}

@@ -100,7 +100,13 @@ CODES_BY_STATUS: dict[int, tuple[ErrorCode, ...]] = {
 
 
 class ApiError(APIException):
-    """An error the client gets to see: stable code (and so status), message, details, headers."""
+    """An error the client gets to see: stable code (and so status), message, details, headers.
+
+    `simulated` marks one the sandbox answers on purpose (a test number's 500 or 503):
+    nothing failed, so Django's `django.request` logger writes no ERROR line for it
+    (`phoneintel.logformat.NotSimulatedFilter`)."""
+
+    simulated = False
 
     def __init__(
         self,

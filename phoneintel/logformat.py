@@ -6,6 +6,7 @@ never loads the application, can use it.
 """
 
 import json
+import logging
 
 import orjson
 from pythonjsonlogger.json import JsonEncoder
@@ -36,3 +37,12 @@ class JsonFormatter(OrjsonFormatter):
 
 def json_formatter() -> JsonFormatter:
     return JsonFormatter(**OPTIONS)
+
+
+class NotSimulatedFilter(logging.Filter):
+    """For `django.request`: drops the line of an error the sandbox answered on purpose
+    (`ApiError.simulated`); a real failure's line stays."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        request = getattr(record, "request", None)
+        return not getattr(request, "log_context", {}).get("simulated", False)

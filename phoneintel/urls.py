@@ -6,6 +6,7 @@ from catalog.api import ProductManifestView
 from events.api import EventsView
 from lookups.api import urlpatterns as lookup_patterns
 from lookups.views import testing
+from phoneintel.dev_mail import dev_mail
 from phoneintel.health import healthz, readyz
 from phoneintel.metrics import metrics_view
 from phoneintel.openapi_view import OpenApiDocumentView
@@ -35,6 +36,8 @@ urlpatterns = [
     path("checkers/", include("lookups.urls")),
     # The sandbox's test numbers, for people (GET /v1/data/test-numbers is the API's).
     path("docs/testing/", testing, name="testing"),
+    # Emails kept by make run's mail backend; 404 unless DEBUG is on (phoneintel/dev_mail.py).
+    path("dev/mail/", dev_mail, name="dev_mail"),
     path("", include("catalog.urls")),
 ]
 

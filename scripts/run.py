@@ -9,6 +9,7 @@ Celery worker and Celery beat. Ctrl-C or SIGTERM stops them, then the servers it
 """
 
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -24,6 +25,8 @@ DATA = ROOT / ".dev-services"
 ENV_FILE = DATA / "env"
 PYTHON = sys.executable
 STOP_TIMEOUT_SECONDS = 15
+# The staff user the first start makes (its password is printed that once).
+STAFF_EMAIL = "admin@phoneintel.test"
 
 
 class Stop(Exception):
@@ -46,7 +49,8 @@ def main() -> int:
             ["apikey", "create", "--email", "demo@phoneintel.test", "--name", "Demo key"],
         ):
             subprocess.run([PYTHON, "manage.py", *step], cwd=ROOT, env=env, check=True)  # noqa: S603
-        _print_banner(port, services)
+        staff_password = _first_staff_user(env)
+        _print_banner(port, services, staff_password)
         for name, command in (
             ("the web server", ["manage.py", "runserver", f"127.0.0.1:{port}"]),
             # As production runs them (README, "Celery"); --quiet drops the banners only.
@@ -100,7 +104,27 @@ def _with_services(env: dict[str, str], services: list) -> dict[str, str]:
     return env
 
 
-def _print_banner(port: str, services: list) -> None:
+def _first_staff_user(env: dict[str, str]) -> str | None:
+    """On the first start, a staff user with a random password, which is returned to be
+    printed once; None when the database has that user already (a later start)."""
+    password = secrets.token_urlsafe(12)
+    made = subprocess.run(  # noqa: S603  (our own fixed command line)
+        [PYTHON, "manage.py", "createsuperuser", "--noinput", "--email", STAFF_EMAIL],
+        cwd=ROOT,
+        env={**env, "DJANGO_SUPERUSER_PASSWORD": password},
+        capture_output=True,
+        text=True,
+    )
+    if made.returncode == 0:
+        return password
+    if "already taken" in made.stderr:
+        return None
+    print(made.stderr, file=sys.stderr)
+    raise subprocess.CalledProcessError(made.returncode, made.args)
+
+
+def _print_banner(port: str, services: list, staff_password: str | None) -> None:
+    site = f"http://127.0.0.1:{port}"
     for service in services:
         print(f"{service.name}: {service.url}  (log: {service.log.relative_to(ROOT)})")
     if services:
@@ -108,7 +132,18 @@ def _print_banner(port: str, services: list) -> None:
             f"In another shell, manage.py reaches them with: "
             f"set -a; . {ENV_FILE.relative_to(ROOT)}; set +a"
         )
-    print(f"Serving on http://127.0.0.1:{port}/  (API: http://127.0.0.1:{port}/v1/data/...)")
+    print(f"Emails are not sent: read every one at {site}/dev/mail/")
+    if staff_password:
+        print(
+            f"Staff: sign in at {site}/admin/ as {STAFF_EMAIL} with the password "
+            f"{staff_password} (shown this once; the first visit asks to set up a second factor)"
+        )
+    else:
+        print(
+            f"Staff: sign in at {site}/admin/ as {STAFF_EMAIL} (password shown on the first start)"
+        )
+    print("Another staff user: .venv/bin/python manage.py createsuperuser --email you@example.test")
+    print(f"Serving on {site}/  (API: {site}/v1/data/...)")
     sys.stdout.flush()
 
 

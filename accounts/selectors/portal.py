@@ -95,9 +95,13 @@ def developer_key(*, developer: Developer, key_id: int) -> ApiKey | None:
 
 @dataclass(frozen=True)
 class KeyMonth:
+    """One lineage's month: its newest key, and the keys it was rolled from, which share
+    its units and quota (so they are counted once, on this row)."""
+
     key: ApiKey
     status: str
     usage: UsageSummary
+    predecessors: tuple[ApiKey, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -146,9 +150,7 @@ class DeveloperUsage:
         return self._units(ApiKey.Mode.TEST)
 
     def _units(self, mode: str) -> int:
-        lineages = {row.key.lineage_id_or_own: row.usage.units_used for row in self.keys}
-        modes = {row.key.lineage_id_or_own: row.key.mode for row in self.keys}
-        return sum(units for lineage, units in lineages.items() if modes[lineage] == mode)
+        return sum(row.usage.units_used for row in self.keys if row.key.mode == mode)
 
     @property
     def resets_at(self) -> datetime:
@@ -174,15 +176,25 @@ def developer_usage(
             "api_key_id", "units_used", "units_by_product"
         )
     }
+    lineages: dict[int, list[ApiKey]] = {}
+    for key in keys.values():  # oldest first
+        lineages.setdefault(key.lineage_id_or_own, []).append(key)
     rows = []
-    for key in keys.values():
-        lineage = key.lineage_id_or_own
+    for lineage, chain in lineages.items():
+        *predecessors, newest = chain
         used, split = this_month.get(lineage, (0, {}))
-        if lineage in this_month or key.status_at(now) in LIVE_STATUSES:
+        if lineage in this_month or any(k.status_at(now) in LIVE_STATUSES for k in chain):
             usage = UsageSummary(
-                period=period, units_used=used, units_quota=key.monthly_quota, by_product=split
+                period=period, units_used=used, units_quota=newest.monthly_quota, by_product=split
             )
-            rows.append(KeyMonth(key=key, status=key.status_at(now), usage=usage))
+            rows.append(
+                KeyMonth(
+                    key=newest,
+                    status=newest.status_at(now),
+                    usage=usage,
+                    predecessors=tuple(reversed(predecessors)),
+                )
+            )
     names = {product.slug: product.name for product in catalog_products()}
     per_product: dict[str, int] = {}
     live = {pk for pk, key in keys.items() if key.mode == ApiKey.Mode.LIVE}

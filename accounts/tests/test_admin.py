@@ -136,7 +136,8 @@ def test_approve_and_reject_from_a_requests_own_page(staff_client, make_develope
     other = make_developer(email="other@example.test", access=Developer.Access.PENDING)
     url = f"/admin/accounts/accessrequest/{waiting.pk}/change/"
     page = staff_client.get(url).content.decode()
-    assert 'value="Approve and email a sign-up link"' in page and 'value="Reject"' in page
+    # Its developer set a password when asking: the approval emails a sign-in link.
+    assert 'value="Approve and email a sign-in link"' in page and 'value="Reject"' in page
     assert f'formaction="/admin/accounts/accessrequest/{waiting.pk}/approve/"' in page
     assert 'name="_save"' not in page and 'name="_continue"' not in page
 
@@ -170,7 +171,7 @@ def test_approve_and_reject_from_a_requests_own_page(staff_client, make_develope
 
     # A rejected request can still be approved; it can no longer be rejected.
     page = staff_client.get(f"/admin/accounts/accessrequest/{other.pk}/change/").content.decode()
-    assert 'value="Approve and email a sign-up link"' in page and 'value="Reject"' not in page
+    assert 'value="Approve and email a sign-in link"' in page and 'value="Reject"' not in page
     refused = staff_client.post(
         f"/admin/accounts/accessrequest/{other.pk}/approve/", {"monthly_quota": "x"}, follow=True
     )
@@ -180,6 +181,30 @@ def test_approve_and_reject_from_a_requests_own_page(staff_client, make_develope
     # An approved developer has left the queue: no page, nothing to approve.
     gone = staff_client.post(f"/admin/accounts/accessrequest/{waiting.pk}/reject/")
     assert gone.status_code == 404
+
+
+def test_the_approve_button_names_the_link_the_developer_gets(staff_client, make_developer, sent):
+    """A developer who has no password yet gets a sign-up link; one who set a password when
+    asking gets a sign-in link: the button says which."""
+    no_password = make_developer(email="nopass@example.test", access=Developer.Access.PENDING)
+    no_password.user.set_unusable_password()
+    no_password.user.save()
+    page = staff_client.get(f"/admin/accounts/accessrequest/{no_password.pk}/change/")
+    assert 'value="Approve and email a sign-up link"' in page.content.decode()
+    assert "sign-in link" not in page.content.decode()
+    _, [email] = sent(
+        lambda: staff_client.post(f"/admin/accounts/accessrequest/{no_password.pk}/approve/")
+    )
+    assert "/accounts/signup/" in email.body
+
+    with_password = make_developer(email="haspass@example.test", access=Developer.Access.PENDING)
+    page = staff_client.get(f"/admin/accounts/accessrequest/{with_password.pk}/change/")
+    assert 'value="Approve and email a sign-in link"' in page.content.decode()
+    assert "sign-up link" not in page.content.decode()
+    _, [email] = sent(
+        lambda: staff_client.post(f"/admin/accounts/accessrequest/{with_password.pk}/approve/")
+    )
+    assert "/accounts/sign-in/" in email.body and "/accounts/signup/" not in email.body
 
 
 def test_a_keys_admin_page_shows_its_lineage(staff_client, make_key):

@@ -332,7 +332,7 @@ def test_the_api_reference_json_samples_are_readable(live_server, browser_page):
     site, page = live_server.url, browser_page
     page.goto(page_url(site, "catalog:api_reference", ()))
     page.get_by_role("heading", name="Carrier lookup").first.wait_for()
-    samples = page.locator("redoc code:has(> .token.punctuation)")
+    samples = page.locator("#redoc code:has(> .token.punctuation)")
     expect(samples.first).to_be_attached()
     checked = 0
     for sample in samples.all()[:6]:
@@ -508,3 +508,71 @@ def test_a_button_never_touches_the_link_beside_it(live_server, browser_page, ma
         page.goto(page_url(site, name, (KEY,), key.pk))
         button = page.locator("main button[type=submit]")
         assert gap_between(button, page.get_by_role("link", name="Cancel")) >= 12, name
+
+
+def test_the_day_chart_opens_on_today_on_a_phone(live_server, browser_page, developer_with_usage):
+    """Today's bar is the chart's last; on a phone the chart scrolls in its own box and
+    opens at its end, so today is in view without scrolling."""
+    site, page = live_server.url, browser_page
+    sign_in(page, site, "layout@example.test")
+    for width in (PHONE_WIDTH, DESKTOP_WIDTH):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(page_url(site, "portal:usage", ()))
+        scroller = page.locator(".bar-chart").locator("xpath=..")  # the box it scrolls in
+        box = scroller.bounding_box()
+        today = page.locator(".bar-chart .day").last
+        assert (
+            today.locator("title").text_content().startswith(f"{timezone.now():%Y-%m-%d}: 6 units")
+        )
+        bar = today.locator("rect").bounding_box()
+        assert box["x"] <= bar["x"] and bar["x"] + bar["width"] <= box["x"] + box["width"], width
+        # Keyboard users can scroll it too: it takes the focus, under a name.
+        assert scroller.get_attribute("tabindex") == "0" and scroller.get_attribute("aria-label")
+        assert width_of(page) <= width
+        page.screenshot(path=SCREENSHOTS / f"layout-usage-top-{width}.png")
+        page.locator("figure.chart").screenshot(
+            path=SCREENSHOTS / f"layout-usage-chart-{width}.png"
+        )
+
+
+def test_the_key_page_fits_a_phone_with_a_long_name_and_prefix(
+    live_server, browser_page, developer_with_usage
+):
+    site, page = live_server.url, browser_page
+    developer, _ = developer_with_usage
+    test_key = developer.api_keys.get(mode="test")
+    sign_in(page, site, "layout@example.test")
+    for width in (DESKTOP_WIDTH, PHONE_WIDTH):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(page_url(site, "portal:key_detail", (KEY,), test_key.pk))
+        assert width_of(page) <= width, f"{width_of(page)} px wide at {width} px"
+        heading = page.get_by_role("heading", level=1)
+        assert f"{test_key.prefix}…" in heading.inner_text()
+        page.screenshot(path=SCREENSHOTS / f"layout-key-page-{width}.png", full_page=True)
+
+
+def test_the_api_reference_asks_no_other_host_and_logs_no_error(live_server, browser_page):
+    """Redoc's sidebar logo came from its vendor's CDN, which the page's own policy refused,
+    with an error in the console on every visit."""
+    site, page = live_server.url, browser_page
+    errors, elsewhere = [], []
+    page.on("console", lambda message: message.type == "error" and errors.append(message.text))
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on(
+        "request",
+        lambda request: (
+            not request.url.startswith((site, "data:", "blob:")) and elsewhere.append(request.url)
+        ),
+    )
+    for width in (DESKTOP_WIDTH, PHONE_WIDTH):
+        page.set_viewport_size({"width": width, "height": 900})
+        open_page(page, page_url(site, "catalog:api_reference", ()))
+        page.wait_for_load_state("networkidle")
+        # The sidebar credits Redoc still, in words.
+        credit = page.locator("a[href='https://redocly.com/redoc/']")
+        expect(credit).to_have_text("API docs by Redocly")
+        assert credit.locator("img").count() == 0
+        assert page.locator("img[src*='cdn.redoc.ly']").count() == 0
+        page.screenshot(path=SCREENSHOTS / f"layout-api-reference-page-{width}.png")
+    assert elsewhere == []
+    assert errors == []

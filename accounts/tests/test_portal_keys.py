@@ -8,7 +8,7 @@ from django.test import Client
 from django.utils import timezone
 
 from accounts.models import ApiKey, Developer
-from accounts.services import api_key_create
+from accounts.services import api_key_create, api_key_roll
 from accounts.tests.conftest import PASSWORD
 from lookups.risk import RiskReason
 
@@ -127,6 +127,30 @@ def test_revoke_asks_first_then_takes_effect_at_once(client, signed_in, bearer):
     refused = client.get("/v1/data/account", **bearer(raw))
     assert refused.status_code == 401
     assert refused.json()["error"]["code"] == "revoked_api_key"
+
+
+def test_revoking_a_successor_warns_that_its_predecessor_works_until_its_time(client, signed_in):
+    developer = signed_in()
+    old, _ = api_key_create(developer=developer, name="Server")
+    now = timezone.now()
+    new, _ = api_key_roll(api_key=old, old_key_expires_at=now + timedelta(hours=4), now=now)
+    page = client.get(f"/portal/keys/{new.pk}/revoke/").content.decode()
+    warning = re.search(
+        r'<p class="message message-warning predecessor-warning">(.*?)</p>', page, re.S
+    )
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", warning[1]))
+    assert f"This key replaced {old.prefix}… (Server), which still works until" in text
+    assert f"{now + timedelta(hours=4):%Y-%m-%d %H:%M} UTC" in text
+    assert "A rolled key can never be rolled again" in text
+    # A key that replaced nothing, or whose predecessor has stopped, gets no such warning.
+    assert (
+        "predecessor-warning" not in client.get(f"/portal/keys/{old.pk}/revoke/").content.decode()
+    )
+    other, _ = api_key_create(developer=developer, name="Other")
+    gone, _ = api_key_roll(api_key=other, old_key_expires_at=now, now=now)
+    assert (
+        "predecessor-warning" not in client.get(f"/portal/keys/{gone.pk}/revoke/").content.decode()
+    )
 
 
 def test_roll_issues_a_successor_and_the_old_key_stops_when_chosen(client, signed_in, bearer):
@@ -288,12 +312,31 @@ def test_an_approved_developer_chooses_test_or_live_and_sees_each_keys_mode(
     assert "label-test" not in rows[str(live.pk)]
     detail = client.get(f"/portal/keys/{test.pk}/").content.decode()
     assert "<dt>Mode</dt><dd>Test" in detail
-    assert client.post("/portal/keys/", {"name": "x", "mode": "sideways"}).status_code == 400
+    sideways = client.post("/portal/keys/", {"name": "x", "mode": "sideways"})
+    assert sideways.status_code == 200 and "Select a valid choice." in sideways.content.decode()
+    assert developer.api_keys.count() == 2
+
+
+def test_an_empty_key_name_shows_the_keys_page_with_the_error_tied_to_its_field(client, signed_in):
+    developer = signed_in()
+    for name in ("", "   "):
+        answer = client.post("/portal/keys/", {"name": name})
+        assert answer.status_code == 200
+        page = answer.content.decode()
+        assert "<h1>Your keys</h1>" in page
+        field = re.search(r'<input type="text" name="name"[^>]*>', page)[0]
+        assert 'aria-invalid="true"' in field
+        described = re.search(r'aria-describedby="([^"]+)"', field)[1].split()
+        assert described == ["id_name_helptext", "id_name_error"]
+        for element_id in described:
+            assert f'id="{element_id}"' in page
+        error = re.search(r'<div class="errors" id="id_name_error">(.*?)</div>', page, re.S)[1]
+        assert "This field is required." in error
+    assert developer.api_keys.count() == 0
 
 
 def test_key_name_is_required_and_live_keys_are_bounded(client, signed_in):
     developer = signed_in()
-    assert client.post("/portal/keys/", {"name": ""}).status_code == 400
     for i in range(10):
         assert client.post("/portal/keys/", {"name": f"k{i}"}).status_code == 302
     refused = client.post("/portal/keys/", {"name": "eleventh"})

@@ -330,6 +330,26 @@ def test_filters_by_key_status_class_and_product(signed_in):
     assert shown("status=3xx&key=nope") == [e.request_id for e in newest_first]
 
 
+def test_a_replayed_bulk_call_is_found_by_its_product(client, signed_in):
+    """A replay answers the same body as the first call: it is logged under the same product,
+    so filtering the page by product shows both."""
+    browser, developer = signed_in()
+    _, raw = api_key_create(developer=developer, name="Bulk")
+    body = {"product": "carrier-lookup", "inputs": [{"phone": "+447912345678"}]}
+    idempotency = {"HTTP_IDEMPOTENCY_KEY": str(uuid.uuid4())}
+    first = post(client, raw, path="/v1/data/bulk-lookups", body=body, **idempotency)
+    again = post(client, raw, path="/v1/data/bulk-lookups", body=body, **idempotency)
+    assert again["Idempotent-Replayed"] == "true"
+    request_log_flush()
+    assert [(r.product, r.replayed, r.units_charged) for r in entries()] == [
+        ("carrier-lookup", False, 1),
+        ("carrier-lookup", True, 0),
+    ]
+    shown = browser.get("/portal/requests/?product=carrier-lookup")
+    assert rows_shown(shown) == [first["X-Request-Id"]] * 2
+    assert shown.content.decode().count('<td data-label="Replayed" class="replayed">Yes</td>') == 1
+
+
 def test_a_pasted_request_id_finds_its_row(signed_in):
     browser, developer = signed_in()
     key, _ = api_key_create(developer=developer)

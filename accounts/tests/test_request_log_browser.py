@@ -64,7 +64,13 @@ def test_refused_calls_appear_in_the_request_log_with_their_ids(
     assert replay.headers["Idempotent-Replayed"] == "true"
     bulk = {"product": "phone-exposure", "inputs": [{"phone": LOOKED_UP[3]}]}
     assert call(raw, "bulk-lookups", bulk, **{"Idempotency-Key": "browser-log-0002"}).is_success
-    assert request_log_flush() == 7
+    # The longest cells: a test key's prefix and error code, a conflict's code.
+    _, test_raw = api_key_create(developer=developer, name="Sandbox", mode="test")
+    refused = call(test_raw, "phone-lookups", {"phone": LOOKED_UP[1]})
+    assert refused.json()["error"]["code"] == "test_number_required"
+    conflict = call(raw, "phone-risk-checks", {"phone": LOOKED_UP[3]}, **idempotent)
+    assert conflict.json()["error"]["code"] == "idempotency_conflict"
+    assert request_log_flush() == 9
 
     page = browser_page
     page.goto(f"{site}/accounts/sign-in/")
@@ -76,7 +82,7 @@ def test_refused_calls_appear_in_the_request_log_with_their_ids(
 
     table = page.get_by_role("table", name="API requests")
     rows = table.locator("tbody tr")
-    assert rows.count() == 7
+    assert rows.count() == 9
     for answer, status, code in [
         (invalid, "422", "invalid_phone"),
         (over_quota, "429", "quota_exceeded"),
@@ -94,8 +100,20 @@ def test_refused_calls_appear_in_the_request_log_with_their_ids(
     for number in [*LOOKED_UP, "4155550123", "7912345678"]:
         assert number not in html
     assert tight_raw not in html and raw not in html
+    # At 1280 px every column is in view, Replay the last: nothing hides in the table's box.
+    box = page.locator(".log-box")
+    assert box.evaluate("box => box.scrollWidth <= box.clientWidth"), box.evaluate(
+        "box => [box.scrollWidth, box.clientWidth]"
+    )
+    replay_header = table.get_by_role("columnheader", name="Replay").bounding_box()
+    assert (
+        replay_header["x"] + replay_header["width"]
+        <= box.bounding_box()["x"] + box.bounding_box()["width"]
+    )
     page.screenshot(path=SCREENSHOTS / "portal-request-log.png", full_page=True)
+    page.screenshot(path=SCREENSHOTS / "layout-request-log-1280.png", full_page=True)
     fits(page, 390)
+    page.screenshot(path=SCREENSHOTS / "layout-request-log-390.png", full_page=True)
     page.screenshot(path=SCREENSHOTS / "portal-request-log-390.png", full_page=True)
 
     # Support asks for a request id: pasted into the search box, it finds its row.

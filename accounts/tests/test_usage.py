@@ -8,7 +8,7 @@ import time_machine
 from django.utils import timezone
 
 from accounts.models import DailyUsage, MonthlyUsage, month_start
-from accounts.services import api_key_create, api_key_revoke
+from accounts.services import api_key_create, api_key_revoke, api_key_roll
 
 pytestmark = pytest.mark.django_db
 
@@ -218,3 +218,37 @@ def test_dashboard_warns_for_an_active_key_past_80_percent_of_its_quota(client, 
     assert under.prefix not in warnings[0]
     api_key_revoke(api_key=near, actor="system")  # a revoked key needs no warning
     assert "quota-warning" not in client.get("/portal/").content.decode()
+
+
+def test_live_units_read_as_units_of_the_allowance(client, make_developer):
+    """The live total is a number of units against the developer's allowance, which is
+    shown, not a count of keys."""
+    developer = make_developer(monthly_allowance=12_500)
+    _, raw = api_key_create(developer=developer, name="Production")
+    lookups(client, raw, 3)
+    client.force_login(developer.user)
+    page = client.get("/portal/usage/").content.decode()
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page))
+    assert "Live units 3 of 12,500 units this month" in text
+    assert "live keys, against" not in text
+
+
+def test_a_rolled_key_and_its_successor_count_their_units_once(client, make_developer):
+    developer = make_developer()
+    old, old_raw = api_key_create(developer=developer, name="Production")
+    lookups(client, old_raw, 2)
+    now = timezone.now()
+    new, new_raw = api_key_roll(api_key=old, old_key_expires_at=now + timedelta(hours=1), now=now)
+    lookups(client, new_raw, 3)
+    client.force_login(developer.user)
+    page = client.get("/portal/usage/").content.decode()
+    rows = usage_rows(page)
+    # One row for the lineage, under its newest key, naming the key it was rolled from.
+    assert list(rows) == [new.pk]
+    assert rows[new.pk]["units-used"] == 5
+    row = re.search(rf'<tr data-key-id="{new.pk}">(.*?)</tr>', page, re.S)[1]
+    assert f"<code>{old.prefix}…</code>, rolled into it" in row
+    assert re.search(r'class="num units-total">5<', page)
+    assert re.search(r'class="units-live">5<', page)
+    # Both keys can still be chosen for the chart of days.
+    assert f'<option value="{old.pk}"' in page and f'<option value="{new.pk}"' in page

@@ -40,6 +40,9 @@ def test_register_interest_in_a_planned_product(live_server, browser_page):
     assert "We have noted your interest in Transcription" in acknowledgement.inner_text()
     assert page.url == f"{live_server.url}/products/transcription/interest/sent/"
     assert page.get_by_role("heading", level=1).inner_text() == "Thank you"
+    # The thanks once, and what happened once: no second thank-you under the heading.
+    main = page.locator("main").inner_text()
+    assert main.count("Thank you") == 1 and main.count("your interest in Transcription") == 1
     assert page.get_by_label("Work email").count() == 0
     page.reload()
     assert "Your interest in Transcription is noted" in page.get_by_role("status").inner_text()

@@ -3,6 +3,7 @@ test usage, through the same path as a live key; a live key never gets a test an
 
 import uuid
 
+import httpx
 import pytest
 
 from accounts.models import ApiKey, DailyUsage, Developer, DeveloperMonthlyUsage, MonthlyUsage
@@ -249,3 +250,33 @@ def test_the_test_numbers_are_public_in_the_envelope(client):
         "description": TEST_NUMBERS[0].description,
     }
     assert body["meta"]["requestId"] == response["X-Request-Id"]
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("debug", ["0", "1"])
+def test_simulated_500_and_503_write_no_error_line_to_the_server_log(
+    gunicorn_server, make_key, debug
+):
+    """A test number's 500 or 503 is an answer the developer asked for, not a failure: the
+    server logs its request line once, and no `ERROR django.request` line, with DEBUG off
+    and on. (That DEBUG no longer writes a django line twice: test_settings.py.)"""
+    live, _ = make_key()
+    _, raw = api_key_create(developer=live.developer, name="sandbox", mode=ApiKey.Mode.TEST)
+    server = gunicorn_server(DEBUG=debug, LOG_FORMAT="json")
+    answers = [
+        httpx.post(
+            f"{server.url}/v1/data/phone-lookups",
+            json={"phone": phone},
+            headers={"Authorization": f"Bearer {raw}"},
+            timeout=10,
+        )
+        for phone in ("+12025550194", "+12025550192")
+    ]
+    assert [a.status_code for a in answers] == [500, 503]
+    ids = [a.headers["X-Request-Id"] for a in answers]
+    for request_id in ids:
+        assert server.wait_for_line(lambda line, rid=request_id: rid in line), request_id
+    lines = server.log_lines()
+    assert [line for line in lines if "django.request" in line] == []
+    for request_id in ids:
+        assert len([line for line in lines if request_id in line]) == 1

@@ -77,7 +77,7 @@ def test_the_example_call_answers_as_the_page_shows(client, make_key):
     page = client.get("/docs/testing/").content.decode()
     samples = [
         html.unescape(s)
-        for s in re.findall(r'<pre class="example"><code>(.*?)</code></pre>', page, re.S)
+        for s in re.findall(r'<pre class="example"[^>]*><code>(.*?)</code></pre>', page, re.S)
     ]
     curl, shown = samples[0], json.loads(samples[1])
     phone = re.search(r'"phone": "([^"]+)"', curl)[1]

@@ -142,3 +142,11 @@ def test_site_pages_keep_their_own_caching(client):
     response = client.get("/products/")
     assert response.status_code == 200
     assert "no-store" not in response.get("Cache-Control", "")
+
+
+def test_a_real_failure_is_still_logged_by_django_request(caplog):
+    """Only the sandbox's simulated errors are left out of `django.request`'s log."""
+    client = Client(raise_request_exception=False)
+    with caplog.at_level(logging.ERROR, logger="django.request"):
+        client.get("/v1/probe/plain-store/no-such-failure")
+    assert [r.levelname for r in caplog.records if r.name == "django.request"] == ["ERROR"]

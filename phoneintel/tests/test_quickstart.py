@@ -31,8 +31,13 @@ ROOT = Path(__file__).resolve().parents[2]
 KEY_LINE = re.compile(r"^(pi_beta_[0-9A-Za-z]{38})$")
 # `make run` logs for a person: the request log line in plain text, not JSON.
 PLAIN_REQUEST_LINE = re.compile(r" INFO phoneintel\.requests POST /v1/data/phone-lookups 200 ")
-# Each quota alert as the Celery worker sends it: `make run`'s console email backend prints it.
-EMAIL_SENT_LINE = re.compile(r"^Your API key .+ has used (8|10) of its 10 units")
+# Each quota alert as the Celery worker sends it: `make run`'s mail backend keeps it for the
+# page /dev/mail/ and logs where to read it.
+EMAIL_SENT_LINE = re.compile(
+    r"INFO phoneintel\.dev_mail Email to quota@example\.test: "
+    r"Your phoneintel API key pi_beta_\w+\S* has used (80|100)% of its monthly quota "
+    r"\(read it at http://127\.0\.0\.1:\d+/dev/mail/\)$"
+)
 # A fresh machine has none of the test run's settings.
 TEST_ONLY = {"DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY", "API_KEY_SECRET",
              "EXPOSURE_HASH_SECRET", "CACHE_KEY_PREFIX", "DJANGO_SETTINGS_MODULE",
@@ -82,9 +87,17 @@ def _serves_and_stops_cleanly(clone: Path) -> None:
 
         _a_quota_of_10_holds_under_40_concurrent_lookups(clone, env | services, port)
         # The 80% and the 100% alert, each sent by the Celery worker through Valkey.
+        thresholds = set()
         for _ in range(2):
             sent = _wait_for(lines, output, EMAIL_SENT_LINE, deadline=time.monotonic() + 60)
             assert sent, "the worker sent no quota alert:\n" + "".join(output[-40:])
+            thresholds.add(sent)
+        assert thresholds == {"80", "100"}
+        # Both readable on the mail page, which the web server reads from Valkey.
+        mail_page = httpx.get(f"http://127.0.0.1:{port}/dev/mail/").text
+        assert "has used 80% of its monthly quota" in mail_page
+        assert "has used 100% of its monthly quota" in mail_page
+        assert f'href="http://127.0.0.1:{port}/portal/usage/"' in mail_page
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=60)

@@ -45,3 +45,12 @@ def test_with_debug_off_a_missing_variable_is_named():
     )
     assert result.returncode != 0
     assert "DATABASE_URL is not set" in result.stderr
+
+
+def test_with_debug_on_a_django_line_is_written_once():
+    """Django's default logging gives its `django` logger a console handler of its own under
+    DEBUG; with the root's, every `django.request` error was written twice under make run."""
+    probe = "import logging; logging.getLogger('django.request').error('probe: one line')"
+    result = manage("shell", "-c", probe, DEBUG="1", LOG_FORMAT="plain")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("probe: one line") == 1, result.stderr
