@@ -27,7 +27,7 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from accounts.models import Developer, User
-from accounts.requestlog import request_log_flush
+from accounts.request_log_writer import request_log_flush
 from accounts.services import api_key_create, api_key_roll, signup_link_issue
 from accounts.tests.conftest import PASSWORD
 from conftest import ROOT, SCREENSHOTS
@@ -260,7 +260,7 @@ def fixtures(live_server, make_developer):
     developer = make_developer(email=EMAIL)
     old, _ = api_key_create(developer=developer, name="Production checkout, EU region")
     now = timezone.now()
-    new, raw = api_key_roll(api_key=old, old_key_expires_at=now + timedelta(hours=4), now=now)
+    new, raw = api_key_roll(api_key=old, old_key_expires_at=now + timedelta(hours=4), now=now, actor="developer")
     test, test_raw = api_key_create(
         developer=developer, name="Sandbox for the checkout integration tests", mode="test"
     )

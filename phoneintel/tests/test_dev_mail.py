@@ -9,7 +9,7 @@ import httpx
 import pytest
 from django.conf import settings as django_settings
 
-from accounts.tasks import send_email
+from accounts.emails import send_email
 from phoneintel.tests.test_settings import manage
 
 pytestmark = pytest.mark.django_db
