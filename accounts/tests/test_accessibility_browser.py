@@ -260,7 +260,9 @@ def fixtures(live_server, make_developer):
     developer = make_developer(email=EMAIL)
     old, _ = api_key_create(developer=developer, name="Production checkout, EU region")
     now = timezone.now()
-    new, raw = api_key_roll(api_key=old, old_key_expires_at=now + timedelta(hours=4), now=now, actor="developer")
+    new, raw = api_key_roll(
+        api_key=old, old_key_expires_at=now + timedelta(hours=4), now=now, actor="developer"
+    )
     test, test_raw = api_key_create(
         developer=developer, name="Sandbox for the checkout integration tests", mode="test"
     )

@@ -133,7 +133,9 @@ def test_revoking_a_successor_warns_that_its_predecessor_works_until_its_time(cl
     developer = signed_in()
     old, _ = api_key_create(developer=developer, name="Server")
     now = timezone.now()
-    new, _ = api_key_roll(api_key=old, old_key_expires_at=now + timedelta(hours=4), now=now, actor="developer")
+    new, _ = api_key_roll(
+        api_key=old, old_key_expires_at=now + timedelta(hours=4), now=now, actor="developer"
+    )
     page = client.get(f"/portal/keys/{new.pk}/revoke/").content.decode()
     warning = re.search(
         r'<p class="message message-warning predecessor-warning">(.*?)</p>', page, re.S

@@ -238,7 +238,9 @@ def test_a_rolled_key_and_its_successor_count_their_units_once(client, make_deve
     old, old_raw = api_key_create(developer=developer, name="Production")
     lookups(client, old_raw, 2)
     now = timezone.now()
-    new, new_raw = api_key_roll(api_key=old, old_key_expires_at=now + timedelta(hours=1), now=now, actor="developer")
+    new, new_raw = api_key_roll(
+        api_key=old, old_key_expires_at=now + timedelta(hours=1), now=now, actor="developer"
+    )
     lookups(client, new_raw, 3)
     client.force_login(developer.user)
     page = client.get("/portal/usage/").content.decode()
