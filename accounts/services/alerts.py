@@ -36,20 +36,13 @@ def quota_alerts_queue(
     thresholds = sorted(thresholds)
     if not thresholds:
         return
-    for threshold in thresholds:
-        event_emit(
-            developer=api_key.developer_id,
-            type=EventType.QUOTA_THRESHOLD_REACHED,
-            mode=api_key.mode,
-            actor=Actor.SYSTEM,
-            data={
-                "keyPrefix": api_key.prefix,
-                "threshold": threshold,
-                "unitsUsed": usage.units_used,
-                "unitsQuota": usage.units_quota,
-                "period": f"{usage.period:%Y-%m}",
-            },
-        )
+    _threshold_events(
+        api_key=api_key,
+        type=EventType.QUOTA_THRESHOLD_REACHED,
+        thresholds=thresholds,
+        usage=usage,
+        limit_field="unitsQuota",
+    )
     highest = thresholds[-1]
     owner_email = (
         User.objects.filter(developer__pk=api_key.developer_id)
@@ -71,17 +64,36 @@ def allowance_thresholds_record(
 ) -> None:
     """An `allowance.threshold_reached` event per allowance threshold the charge of
     `api_key` crossed; `usage` is the developer's month after it."""
+    _threshold_events(
+        api_key=api_key,
+        type=EventType.ALLOWANCE_THRESHOLD_REACHED,
+        thresholds=thresholds,
+        usage=usage,
+        limit_field="unitsAllowance",
+    )
+
+
+def _threshold_events(
+    *,
+    api_key: ApiKey | AuthenticatedKey,
+    type: str,
+    thresholds: Iterable[int],
+    usage: UsageSummary,
+    limit_field: str,
+) -> None:
+    """One event per threshold crossed, lowest first; `usage` is the month after the charge
+    and `limit_field` names its limit (a key's quota, the developer's allowance)."""
     for threshold in sorted(thresholds):
         event_emit(
             developer=api_key.developer_id,
-            type=EventType.ALLOWANCE_THRESHOLD_REACHED,
+            type=type,
             mode=api_key.mode,
             actor=Actor.SYSTEM,
             data={
                 "keyPrefix": api_key.prefix,
                 "threshold": threshold,
                 "unitsUsed": usage.units_used,
-                "unitsAllowance": usage.units_quota,
+                limit_field: usage.units_quota,
                 "period": f"{usage.period:%Y-%m}",
             },
         )
