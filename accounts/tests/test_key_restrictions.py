@@ -15,44 +15,19 @@ from django.test import RequestFactory
 from django.utils import timezone
 from django_redis import get_redis_connection
 
-from accounts.models import ApiKey, DailyUsage, Developer, MonthlyUsage, RequestLogEntry
+from accounts.models import ApiKey, Developer, RequestLogEntry
 from accounts.request_log_writer import request_log_flush
 from accounts.restrictions import restrictions_clean
 from accounts.services import api_key_create, api_key_restrict, api_key_roll
 from catalog.products import PHONE_PRODUCTS
-from lookups.products import PRODUCTS
 from phoneintel.client_address import client_address
+from phoneintel.tests.keyed import ACCOUNT, BULK, EVENTS, LOOKUPS, PHONE, READS, charged, send
 
 pytestmark = pytest.mark.django_db
 
-PHONE = {"phone": "+14155550123"}
-LOOKUPS = {f"/v1/data/{product.path}": product.value for product in PRODUCTS.values()}
-BULK = "/v1/data/bulk-lookups"
-ACCOUNT = "/v1/data/account"
 # Every endpoint that takes a key, and what it asks for: (endpoint, product or None).
-KEYED = [*LOOKUPS.items(), (BULK, "phone-risk"), (ACCOUNT, None)]
+KEYED = [*LOOKUPS.items(), (BULK, "phone-risk"), (ACCOUNT, None), (EVENTS, None)]
 ELSEWHERE = ["198.51.100.0/24", "2001:db8::/32"]  # the test client is 127.0.0.1
-
-
-def send(client, endpoint: str, raw: str, **headers):
-    auth = {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
-    if endpoint == ACCOUNT:
-        return client.get(endpoint, **auth, **headers)
-    body = {"product": "phone-risk", "inputs": [PHONE]} if endpoint == BULK else PHONE
-    return client.post(
-        endpoint,
-        body,
-        content_type="application/json",
-        HTTP_IDEMPOTENCY_KEY=str(uuid.uuid4()),
-        **auth,
-        **headers,
-    )
-
-
-def charged() -> tuple[int, int]:
-    month = sum(MonthlyUsage.objects.values_list("units_used", flat=True))
-    days = sum(DailyUsage.objects.values_list("units_used", flat=True))
-    return month, days
 
 
 def other_product(product: str) -> str:
@@ -72,7 +47,7 @@ REFUSALS = {
 }
 
 
-# The account asks for no product: it is checked on the address alone (below).
+# The account and the events ask for no product: they are checked on the address alone.
 MATRIX = [
     pytest.param(endpoint, product, refusal, id=f"{endpoint}-{refusal}")
     for endpoint, product in KEYED
@@ -106,7 +81,7 @@ def test_every_keyed_endpoint_refuses_what_the_key_may_not_do_for_nothing(
     assert allowed.status_code == 200, allowed.content
     assert allowed["RateLimit"].startswith('"default";r=0;'), "the first request of the minute"
     assert len(rate_counters()) == 1
-    units = 0 if endpoint == ACCOUNT else 1
+    units = 0 if endpoint in READS else 1
     assert charged() == (units, units), "only the allowed request charged"
 
 

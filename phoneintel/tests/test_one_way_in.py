@@ -10,41 +10,15 @@ import httpx
 import pytest
 from django.utils import timezone
 
-from accounts.models import ApiKey, DailyUsage, Developer, MonthlyUsage
+from accounts.models import ApiKey, Developer
 from accounts.services import api_key_revoke, api_key_set_active
 from catalog.services import lookups_set_paused, product_set_paused
-from lookups.products import PRODUCTS
+from phoneintel.tests.keyed import ACCOUNT, BULK, EVENTS, LOOKUPS, PHONE, charged, send
 
 pytestmark = pytest.mark.django_db
 
-PHONE = {"phone": "+14155550123"}
-LOOKUPS = {f"/v1/data/{product.path}": product.value for product in PRODUCTS.values()}
-BULK = "/v1/data/bulk-lookups"
-ACCOUNT = "/v1/data/account"
-EVENTS = "/v1/data/events"
 ENDPOINTS = [*LOOKUPS, BULK, ACCOUNT, EVENTS]
 CHARGING = [*LOOKUPS, BULK]
-
-
-def send(client, endpoint: str, raw: str | None, **headers):
-    auth = {"HTTP_AUTHORIZATION": f"Bearer {raw}"} if raw is not None else {}
-    if endpoint in (ACCOUNT, EVENTS):
-        return client.get(endpoint, **auth, **headers)
-    body = {"product": "phone-risk", "inputs": [PHONE]} if endpoint == BULK else PHONE
-    return client.post(
-        endpoint,
-        body,
-        content_type="application/json",
-        HTTP_IDEMPOTENCY_KEY=str(uuid.uuid4()),
-        **auth,
-        **headers,
-    )
-
-
-def charged() -> tuple[int, int]:
-    month = sum(MonthlyUsage.objects.values_list("units_used", flat=True))
-    days = sum(DailyUsage.objects.values_list("units_used", flat=True))
-    return month, days
 
 
 def revoked(key: ApiKey) -> None:
