@@ -18,6 +18,7 @@ from accounts.services import api_key_create
 from accounts.services.second_factor import recovery_codes, recovery_codes_renew, second_factor_on
 from accounts.tests.conftest import PASSWORD
 from conftest import authenticator_app, force_login_verified, totp_code
+from webhooks.models import WebhookEndpoint
 
 pytestmark = pytest.mark.django_db
 
@@ -302,7 +303,8 @@ def test_the_security_page_is_in_the_portal_nav(client, make_developer):
 
 
 @pytest.fixture
-def developer_key(client, make_developer):
+def developer_key(client, make_developer, settings):
+    settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.0/8"]  # the endpoint one action adds
     developer = make_developer(email="careful@example.test")
     authenticator_app(developer.user)
     client.force_login(developer.user)
@@ -330,8 +332,18 @@ def _off(client, developer, key):
     return client.post("/portal/security/off/")
 
 
+def _restrict(client, developer, key):
+    return client.post(f"/portal/keys/{key.pk}/restrictions/", {"allowed_ips": "10.0.0.0/8"})
+
+
+def _add_webhook(client, developer, key):
+    return client.post("/portal/webhooks/add/", {"url": "http://127.0.0.1:9/hook"})
+
+
 def _keys(developer):
-    return sorted(ApiKey.objects.filter(developer=developer).values_list("pk", "revoked_at"))
+    return sorted(
+        ApiKey.objects.filter(developer=developer).values_list("pk", "revoked_at", "allowed_ips")
+    )
 
 
 def _state(developer):
@@ -339,6 +351,7 @@ def _state(developer):
         _keys(developer),
         second_factor_on(user=developer.user),
         sorted(recovery_codes(user=developer.user)),
+        list(WebhookEndpoint.objects.filter(developer=developer).values_list("url", flat=True)),
     )
 
 
@@ -347,6 +360,8 @@ SENSITIVE = [
     pytest.param(_create, "/portal/", id="create-key"),
     pytest.param(_roll, "/portal/keys/{key}/roll/", id="roll-key"),
     pytest.param(_revoke, "/portal/keys/{key}/revoke/", id="revoke-key"),
+    pytest.param(_restrict, "/portal/keys/{key}/", id="restrict-key"),
+    pytest.param(_add_webhook, "/portal/webhooks/", id="add-webhook-endpoint"),
     pytest.param(_new_codes, "/portal/security/recovery-codes/", id="new-recovery-codes"),
     pytest.param(_off, "/portal/security/", id="factor-off"),
 ]

@@ -6,6 +6,7 @@ import json
 import re
 import threading
 from datetime import timedelta
+from io import StringIO
 
 import pytest
 from django.core.management import call_command
@@ -148,6 +149,48 @@ def test_admin_approve_suspend_reactivate_invite_and_revoke(staff_client, make_d
     assert len(events()) == before + 1
     revoked = only_event(type="key.revoked")
     assert (revoked.actor_type, revoked.developer_id) == ("staff", key.developer_id)
+
+
+def test_restrictions_changed_record_key_restricted_by_whoever_changed_them(
+    client, staff_client, make_developer
+):
+    developer = make_developer()
+    client.force_login(developer.user)
+    key, _ = api_key_create(developer=developer, name="Restricted")
+    before = len(events())
+
+    client.post(f"/portal/keys/{key.pk}/restrictions/", {"allowed_ips": "10.0.0.0/8"})
+    portal = only_event(type="key.restricted")
+    assert (portal.actor_type, portal.mode, portal.data) == (
+        "developer",
+        "live",
+        {"keyPrefix": key.prefix, "name": "Restricted", "products": None,
+         "allowedIps": ["10.0.0.0/8"]},
+    )  # fmt: skip
+    # The same restrictions again change nothing and record nothing.
+    client.post(f"/portal/keys/{key.pk}/restrictions/", {"allowed_ips": "10.0.0.0/8"})
+    assert len(events()) == before + 1
+
+    call_command("apikey", "restrict", str(key.pk), "--products", "phone-risk", stdout=StringIO())
+    key.refresh_from_db()
+    form = {
+        "name": key.name,
+        "expires_at_0": key.expires_at.strftime("%Y-%m-%d"),
+        "expires_at_1": key.expires_at.strftime("%H:%M:%S"),
+        "is_active": "on",
+        "monthly_quota": str(key.monthly_quota),
+        "rate_limit": key.rate_limit,
+        "restricted_products": ["phone-risk"],
+        "restricted_products-offered": "1",
+        "restricted_allowed_ips": "",
+    }
+    assert staff_client.post(f"/admin/accounts/apikey/{key.pk}/change/", form).status_code == 302
+    restricted = events(type="key.restricted")
+    assert [(e.actor_type, e.data["products"], e.data["allowedIps"]) for e in restricted] == [
+        ("developer", None, ["10.0.0.0/8"]),
+        ("system", ["phone-risk"], ["10.0.0.0/8"]),
+        ("staff", ["phone-risk"], []),
+    ]
 
 
 # --- Management commands and tasks: the system acts ------------------------------------
