@@ -466,6 +466,8 @@ def factor_sign_in(page, site: str, width: int, number: int, check, fixtures) ->
     page.get_by_role("button", name="Sign in", exact=True).click()
     page.locator(".field-error").first.wait_for()
     check("error: sign-in code, wrong", width, page.url)
+    # The field in error is outlined in the error's red, as a textarea in error is.
+    assert code.evaluate("e => getComputedStyle(e).borderTopColor") == "rgb(197, 34, 31)"
     # django-otp makes the next try wait a second after a wrong code: no waiting here.
     device.refresh_from_db()
     device.throttle_reset()
@@ -515,6 +517,8 @@ def test_no_page_has_a_serious_accessibility_violation_or_scrolls_sideways(
                 page.goto(url)
                 form.fill(page)
                 page.wait_for_load_state()
+                # The error state it is meant to be, not the form as it was.
+                page.locator(".error:visible, [aria-invalid='true']").first.wait_for(timeout=5000)
                 check(f"error: {form.label}", width, url)
             if visitor == "anyone":
                 # A password reset link that works, and its form sent wrong.
