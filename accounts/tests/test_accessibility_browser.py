@@ -21,16 +21,22 @@ import httpx
 import pytest
 from django.apps import apps
 from django.contrib.auth.tokens import default_token_generator
+from django.core.cache import cache
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
+from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from accounts.models import Developer, User
 from accounts.request_log_writer import request_log_flush
 from accounts.services import api_key_create, api_key_roll, signup_link_issue
+from accounts.services.second_factor import recovery_codes_renew
 from accounts.tests.conftest import PASSWORD
-from conftest import ROOT, SCREENSHOTS
+from conftest import ROOT, SCREENSHOTS, authenticator_app, totp_code
+from events.models import Event
+from webhooks.models import WebhookAttempt, WebhookDelivery
+from webhooks.services import webhook_endpoint_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -40,6 +46,7 @@ WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 FAILING_IMPACTS = {"critical", "serious"}
 WIDTHS = (1280, 390)
 EMAIL = "axe@example.test"
+FACTOR_EMAIL = "axe-two-factor@example.test"  # a developer whose second factor is on
 
 
 @dataclass
@@ -51,6 +58,8 @@ class Fixtures:
     test_key_id: int
     signup_token: str
     user_id: int
+    endpoint_id: int  # a webhook endpoint with attempts in its delivery log
+    factor_user_id: int
 
     def reset_path(self) -> str:
         """A working password reset link (a sign-in since an earlier one spends it)."""
@@ -72,6 +81,11 @@ class Page:
     query: str = ""
     label: str = ""
     debug: bool = False  # a page that exists only with DEBUG on
+    factor: bool = False  # signed in as FACTOR_EMAIL, through the code step
+
+    @property
+    def visitor(self) -> str:
+        return "factor" if self.factor else "developer" if self.signed_in else "anyone"
 
     def url(self, site: str, fixtures: Fixtures) -> str:
         args = [arg(fixtures) if callable(arg) else arg for arg in self.args]
@@ -97,6 +111,10 @@ def sandbox_key(f: Fixtures) -> int:
 
 def signup_token(f: Fixtures) -> str:
     return f.signup_token
+
+
+def endpoint(f: Fixtures) -> int:
+    return f.endpoint_id
 
 
 PAGES = [
@@ -138,6 +156,23 @@ PAGES = [
     Page("portal:quickstart", signed_in=True),
     Page("portal:password_change", signed_in=True),
     Page("portal:password_change_done", signed_in=True),
+    Page("portal:events", signed_in=True),
+    Page("portal:events", signed_in=True, query="?type=key.created", label="events, key.created"),
+    Page("portal:security", signed_in=True),
+    Page("portal:totp_setup", signed_in=True),
+    Page("portal:confirm", signed_in=True, query="?next=/portal/"),
+    Page("webhooks:list", signed_in=True),
+    Page("webhooks:detail", (endpoint,), signed_in=True),
+    # The developer whose second factor is on, signed in through the code step.
+    Page("portal:security", signed_in=True, factor=True, label="security (factor on)"),
+    Page("portal:recovery_codes", signed_in=True, factor=True, label="recovery codes (seen)"),
+    Page(
+        "portal:confirm",
+        signed_in=True,
+        factor=True,
+        query="?next=/portal/",
+        label="confirm (password or code)",
+    ),
 ]
 
 # Named URLs that are no page of their own, and why.
@@ -146,6 +181,15 @@ NOT_PAGES = {
     "checkers:check": "the checkers' JSON endpoint",
     "portal:key_create": "a form's target: its error state is in FORM_ERRORS",
     "portal:key_created": "reached by creating a key: checked in FORM_ERRORS' neighbour below",
+    "portal:key_restrict": "the key page's form's target: its error state is in FORM_ERRORS",
+    "portal:sign_in_code": "reached after the password: checked in the factor's sign-in below",
+    "portal:second_factor_off": "a POST that redirects to the Security page",
+    "portal:events_csv": "a CSV file",
+    "webhooks:create": "the add form's target: its error state is in FORM_ERRORS",
+    "webhooks:secret": "reached by adding an endpoint: checked after the key created below",
+    "webhooks:set_enabled": "a POST that redirects to the endpoint's page",
+    "webhooks:rotate": "a POST that redirects to the secret's page (checked after adding)",
+    "webhooks:test": "a POST that redirects to the endpoint's page",
     "portal:sign_out": "a POST that redirects",
     "portal:usage_csv": "a CSV file",
     "healthz": "JSON for load balancers",
@@ -199,6 +243,14 @@ def _checker_empty(page):
     page.locator("#checker-phone-error:not([hidden])").wait_for()
 
 
+def _fill(label: str, value: str, button: str):
+    def send(page):
+        page.get_by_label(label).fill(value)
+        page.get_by_role("button", name=button).click()
+
+    return send
+
+
 FORM_ERRORS = [
     FormError("sign in, wrong password", Page("portal:sign_in"), _sign_in_wrong),
     FormError("request access, empty", Page("portal:request_access"), _submit("Request access")),
@@ -217,6 +269,26 @@ FORM_ERRORS = [
     FormError("key name empty", Page("portal:dashboard", signed_in=True), _submit("Create key")),
     FormError(
         "password change, wrong", Page("portal:password_change", signed_in=True), _change_wrong_old
+    ),
+    FormError(
+        "key restrictions, bad network",
+        Page("portal:key_detail", (key,), signed_in=True),
+        _fill("Allowed IP addresses", "10.0.0.0/33", "Save restrictions"),
+    ),
+    FormError(
+        "authenticator app, wrong code",
+        Page("portal:totp_setup", signed_in=True),
+        _fill("Code from your authenticator app", "000000", "Turn on two-factor sign-in"),
+    ),
+    FormError(
+        "confirm, wrong password",
+        Page("portal:confirm", signed_in=True, query="?next=/portal/"),
+        _fill("Password", "not the password", "Confirm"),
+    ),
+    FormError(
+        "webhook, refused address",
+        Page("webhooks:list", signed_in=True),
+        _fill("Endpoint URL", "http://10.0.0.1/hook", "Add endpoint"),
     ),
 ]
 
@@ -253,10 +325,12 @@ def _products(transactional_db):
 
 
 @pytest.fixture
-def fixtures(live_server, make_developer):
+def fixtures(live_server, make_developer, settings):
     """A developer with a rolled live key that has units on several products (a chart) and
-    requests in the log (a replay, an error), a test key, and a pending developer's
-    sign-up link."""
+    requests in the log (a replay, an error), a test key, a webhook endpoint with a delivery
+    log, and a pending developer's sign-up link; a developer whose second factor is on."""
+    # The SSRF guard lets webhook endpoints on this machine through (plain http too).
+    settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.0/8"]
     developer = make_developer(email=EMAIL)
     old, _ = api_key_create(developer=developer, name="Production checkout, EU region")
     now = timezone.now()
@@ -285,6 +359,26 @@ def fixtures(live_server, make_developer):
     assert call("phone-lookups", {"phone": "+12025550102"}, key=test_raw).status_code == 200
     request_log_flush()
 
+    hook, _ = webhook_endpoint_create(
+        developer=developer, url="http://127.0.0.1:9/hook", event_types=[]
+    )
+    event = Event.objects.filter(developer=developer).first()
+    delivery = WebhookDelivery.objects.create(
+        event=event, endpoint=hook, status=WebhookDelivery.Status.FAILED, attempts=2
+    )
+    for number, outcome, code, error in (
+        (1, WebhookAttempt.Outcome.HTTP_ERROR, 500, "Answered 500."),
+        (2, WebhookAttempt.Outcome.CONNECTION_ERROR, None, "Could not connect: refused."),
+    ):
+        WebhookAttempt.objects.create(
+            delivery=delivery, endpoint=hook, number=number, attempted_at=now,
+            outcome=outcome, status_code=code, duration_ms=12, error=error,
+        )  # fmt: skip
+
+    careful = make_developer(email=FACTOR_EMAIL)
+    authenticator_app(careful.user)
+    recovery_codes_renew(user=careful.user)
+
     pending = make_developer(email="new@example.test", access=Developer.Access.PENDING)
     _, link = signup_link_issue(developer=pending, created_by=None, now=now)
     return Fixtures(
@@ -293,6 +387,8 @@ def fixtures(live_server, make_developer):
         test_key_id=test.pk,
         signup_token=link.rstrip("/").rsplit("/", 1)[1],
         user_id=developer.user.pk,
+        endpoint_id=hook.pk,
+        factor_user_id=careful.user.pk,
     )
 
 
@@ -329,11 +425,54 @@ def settle(page, url: str) -> None:
     page.evaluate("new Promise(requestAnimationFrame)")
 
 
-def sign_in(page, site: str) -> None:
+def sign_in(page, site: str, email: str = EMAIL) -> None:
     page.goto(f"{site}/accounts/sign-in/")
-    page.get_by_label("Email address").fill(EMAIL)
+    page.get_by_label("Email address").fill(email)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
+    if email == EMAIL:
+        assert page.url == f"{site}/portal/"
+
+
+def shown_once(page, site: str, width: int, check) -> None:
+    """The pages reached by a form: a key shown once after it is created, then revoked (the
+    keys page says so); a webhook endpoint's secret shown once after it is added."""
+    page.goto(site + reverse("portal:dashboard"))
+    page.get_by_label("Key name").fill(f"A key made at {width} px")
+    page.get_by_role("button", name="Create key").click()
+    page.get_by_role("heading", name="Your new API key").wait_for()
+    check("portal:key_created", width, page.url)
+    created = page.url.rstrip("/").rsplit("/", 2)[-2]
+    page.goto(site + reverse("portal:key_revoke", args=[created]))
+    page.get_by_role("button", name="Revoke").click()
+    page.get_by_role("status").filter(has_text="is revoked").wait_for()
+    check("flash: key revoked", width, page.url)
+    page.goto(site + reverse("webhooks:list"))
+    page.get_by_label("Endpoint URL").fill(f"http://127.0.0.1:9/hook-{width}")
+    page.get_by_role("button", name="Add endpoint").click()
+    page.locator("#webhook-secret").wait_for()
+    check("webhooks:secret", width, page.url)
+
+
+def factor_sign_in(page, site: str, width: int, number: int, check, fixtures) -> None:
+    """The sign-in's code step of FACTOR_EMAIL, a wrong code on it, then the right one."""
+    sign_in(page, site, FACTOR_EMAIL)
+    assert page.url == site + reverse("portal:sign_in_code")
+    check("portal:sign_in_code", width, page.url)
+    device = TOTPDevice.objects.get(user_id=fixtures.factor_user_id)
+    right = totp_code(device.bin_key, steps_ahead=number)  # a step is used once per device
+    code = page.get_by_label("Code from your authenticator app")
+    code.fill(f"{(int(right) + 1) % 10**6:06d}")
+    page.get_by_role("button", name="Sign in", exact=True).click()
+    page.locator(".field-error").first.wait_for()
+    check("error: sign-in code, wrong", width, page.url)
+    # The field in error is outlined in the error's red, as a textarea in error is.
+    assert code.evaluate("e => getComputedStyle(e).borderTopColor") == "rgb(197, 34, 31)"
+    # django-otp makes the next try wait a second after a wrong code: no waiting here.
+    device.refresh_from_db()
+    device.throttle_reset()
+    code.fill(right)
+    page.get_by_role("button", name="Sign in", exact=True).click()
     assert page.url == f"{site}/portal/"
 
 
@@ -356,26 +495,32 @@ def test_no_page_has_a_serious_accessibility_violation_or_scrolls_sideways(
             "missing_ids": page.evaluate(MISSING_DESCRIPTIONS),
         }
 
-    for width in WIDTHS:
+    for number, width in enumerate(WIDTHS):
         page.set_viewport_size({"width": width, "height": 900})
         page.context.clear_cookies()
-        for signed_in in (False, True):
-            if signed_in:
+        cache.clear()  # the sign-in's limits (5 tries in 5 minutes): each width counts afresh
+        for visitor in ("anyone", "developer", "factor"):
+            if visitor == "developer":
                 sign_in(page, site)
-            for entry in (p for p in PAGES if p.signed_in == signed_in):
+            if visitor == "factor":
+                page.context.clear_cookies()
+                factor_sign_in(page, site, width, number, check, fixtures)
+            for entry in (p for p in PAGES if p.visitor == visitor):
                 url = entry.url(site, fixtures).format(key=fixtures.key_id)
                 settings.DEBUG = entry.debug
                 answer = page.goto(url)
                 settings.DEBUG = False
                 assert answer.status == entry.status, (entry.title, answer.status)
                 check(entry.title, width, url)
-            for form in (f for f in FORM_ERRORS if f.page.signed_in == signed_in):
+            for form in (f for f in FORM_ERRORS if f.page.visitor == visitor):
                 url = form.page.url(site, fixtures)
                 page.goto(url)
                 form.fill(page)
                 page.wait_for_load_state()
+                # The error state it is meant to be, not the form as it was.
+                page.locator(".error:visible, [aria-invalid='true']").first.wait_for(timeout=5000)
                 check(f"error: {form.label}", width, url)
-            if not signed_in:
+            if visitor == "anyone":
                 # A password reset link that works, and its form sent wrong.
                 page.goto(site + fixtures.reset_path())
                 check("reset link (working)", width, page.url)
@@ -383,17 +528,14 @@ def test_no_page_has_a_serious_accessibility_violation_or_scrolls_sideways(
                 check("error: reset, passwords differ", width, page.url)
                 page.goto(f"{site}/no-such-page/")
                 check("404", width, page.url)
-        # The key, shown once after it is created; then revoked: the keys page says so.
-        page.goto(site + reverse("portal:dashboard"))
-        page.get_by_label("Key name").fill(f"A key made at {width} px")
-        page.get_by_role("button", name="Create key").click()
-        page.get_by_role("heading", name="Your new API key").wait_for()
-        check("portal:key_created", width, page.url)
-        created = page.url.rstrip("/").rsplit("/", 2)[-2]
-        page.goto(site + reverse("portal:key_revoke", args=[created]))
-        page.get_by_role("button", name="Revoke").click()
-        page.get_by_role("status").filter(has_text="is revoked").wait_for()
-        check("flash: key revoked", width, page.url)
+            if visitor == "developer":
+                shown_once(page, site, width, check)
+            if visitor == "factor":
+                # New recovery codes, shown once.
+                page.goto(site + reverse("portal:security"))
+                page.get_by_role("button", name="Make new recovery codes").click()
+                page.get_by_role("heading", name="Your recovery codes").wait_for()
+                check("recovery codes (shown once)", width, page.url)
 
     SCREENSHOTS.mkdir(exist_ok=True)
     (SCREENSHOTS / "axe-counts.json").write_text(json.dumps(results, indent=2))
