@@ -241,7 +241,7 @@ def key_restrict(request, key_id: int):
         raise Http404("A revoked key has nothing to restrict.")
     form = KeyRestrictionsForm(request.POST)
     if not form.is_valid():
-        return _key_page(request, developer, row, form=form, status=400)
+        return _key_page(request, developer, row, form=form)
     api_key_restrict(api_key=row.key, **form.restrictions(), actor=Actor.DEVELOPER)
     messages.success(
         request, f"Restrictions of {row.key.prefix}… saved: they apply from its next request."

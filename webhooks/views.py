@@ -91,7 +91,7 @@ def webhook_create(request):
             form.add_error("url", str(refused))
         else:
             return _show_secret_once(request, endpoint)
-    return _list(request, developer, form=form, status=400)
+    return _list(request, developer, form=form)
 
 
 @never_cache
