@@ -175,10 +175,10 @@ def pre_request(worker, req):
     """
     if not req.path.startswith(API_PREFIX):
         return
-    from django.conf import settings
+    from phoneintel.middleware import api_body_limit
 
     for name, value in req.headers:
         chunked = name == "TRANSFER-ENCODING" and "chunked" in value.lower()
         declared = name == "CONTENT-LENGTH" and value.strip().isdigit()
-        if chunked or (declared and int(value) > settings.API_MAX_BODY_BYTES):
+        if chunked or (declared and int(value) > api_body_limit(req.path)):
             req.force_close()

@@ -75,6 +75,9 @@ class EventType(models.TextChoices):
     ACCESS_APPROVED = "access.approved", "Access approved"
     ACCESS_SUSPENDED = "access.suspended", "Access suspended"
     WEBHOOK_TEST = "webhook.test", "Webhook test"
+    BULK_JOB_SUCCEEDED = "bulk_job.succeeded", "Bulk job succeeded"
+    BULK_JOB_FAILED = "bulk_job.failed", "Bulk job failed"
+    BULK_JOB_CANCELED = "bulk_job.canceled", "Bulk job canceled"
 
 
 class Actor(models.TextChoices):

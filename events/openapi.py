@@ -184,6 +184,54 @@ EVENT_TYPES: dict[str, _Type] = {
         {"endpointId": {"type": "integer", "description": "The endpoint it was sent to."}},
         {"endpointId": 7},
     ),
+    **{
+        type.value: _Type(
+            description,
+            "live",
+            actor,
+            {
+                "jobId": {"type": "string", "description": "The job: `job_` and 26 characters."},
+                "keyPrefix": _KEY_PREFIX,
+                "product": {"type": "string"},
+                "total": _UNITS,
+                "processed": _UNITS,
+                "charged": _UNITS,
+                "itemErrors": _UNITS,
+            },
+            {
+                "jobId": "job_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+                "keyPrefix": "pi_beta_4fK9xQ2m",
+                "product": "carrier-lookup",
+                "total": 100000,
+                "processed": processed,
+                "charged": processed - 127,
+                "itemErrors": 127,
+            },
+        )
+        for type, description, actor, processed in (
+            (
+                EventType.BULK_JOB_SUCCEEDED,
+                "A bulk job answered every item: its results can be downloaded for 24 hours."
+                " Counts only, never a number.",
+                Actor.SYSTEM,
+                100000,
+            ),
+            (
+                EventType.BULK_JOB_FAILED,
+                "A bulk job stopped because its key stopped working (revoked, expired,"
+                " inactive): the rest of its items are answered with that error, uncharged.",
+                Actor.SYSTEM,
+                100000,
+            ),
+            (
+                EventType.BULK_JOB_CANCELED,
+                "A bulk job was canceled before it finished, and its data deleted; the items"
+                " answered before stay charged.",
+                Actor.DEVELOPER,
+                42000,
+            ),
+        )
+    },
 }
 
 

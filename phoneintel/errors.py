@@ -27,6 +27,9 @@ class ErrorCode(StrEnum):
     METHOD_NOT_ALLOWED = "method_not_allowed"
     IDEMPOTENCY_IN_PROGRESS = "idempotency_in_progress"
     IDEMPOTENCY_CONFLICT = "idempotency_conflict"
+    # A bulk job's results: not yet (409), or no more (410: expired or deleted).
+    BULK_JOB_NOT_FINISHED = "bulk_job_not_finished"
+    BULK_JOB_EXPIRED = "bulk_job_expired"
     PAYLOAD_TOO_LARGE = "payload_too_large"
     VALIDATION_ERROR = "validation_error"
     INVALID_PHONE = "invalid_phone"
@@ -60,6 +63,8 @@ STATUS: dict[ErrorCode, int] = {
     ErrorCode.METHOD_NOT_ALLOWED: 405,
     ErrorCode.IDEMPOTENCY_IN_PROGRESS: 409,
     ErrorCode.IDEMPOTENCY_CONFLICT: 409,
+    ErrorCode.BULK_JOB_NOT_FINISHED: 409,
+    ErrorCode.BULK_JOB_EXPIRED: 410,
     ErrorCode.PAYLOAD_TOO_LARGE: 413,
     ErrorCode.VALIDATION_ERROR: 422,
     ErrorCode.INVALID_PHONE: 422,

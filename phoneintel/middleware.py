@@ -57,6 +57,12 @@ class RequestContextMiddleware:
         return response
 
 
+def api_body_limit(path: str) -> int:
+    """The largest body an API path takes: API_MAX_BODY_BYTES, unless API_BODY_LIMITS gives
+    the path one of its own (an upload of a whole list)."""
+    return settings.API_BODY_LIMITS.get(path, settings.API_MAX_BODY_BYTES)
+
+
 class ApiBodyLimitMiddleware:
     """Answers 413 for API bodies over the limit before anything parses them.
 
@@ -68,29 +74,27 @@ class ApiBodyLimitMiddleware:
 
     def __init__(self, get_response):
         self.get_response = get_response
-        self.limit = settings.API_MAX_BODY_BYTES
 
     def __call__(self, request):
-        if is_api_path(request.path) and self._too_large(request):
-            return error_response(
-                request,
-                payload_too_large(self.limit),
-            )
+        if is_api_path(request.path):
+            limit = api_body_limit(request.path)
+            if self._too_large(request, limit):
+                return error_response(request, payload_too_large(limit))
         return self.get_response(request)
 
-    def _too_large(self, request) -> bool:
+    def _too_large(self, request, limit: int) -> bool:
         meta = request.META
         if "chunked" in meta.get("HTTP_TRANSFER_ENCODING", "").lower():
             if not meta.get("wsgi.input_terminated"):
                 return False
-            body = self._read_at_most(meta["wsgi.input"], self.limit + 1)
-            if len(body) > self.limit:
+            body = self._read_at_most(meta["wsgi.input"], limit + 1)
+            if len(body) > limit:
                 return True
             meta["CONTENT_LENGTH"] = str(len(body))
             request._stream = LimitedStream(io.BytesIO(body), len(body))
             return False
         try:
-            return int(meta.get("CONTENT_LENGTH") or 0) > self.limit
+            return int(meta.get("CONTENT_LENGTH") or 0) > limit
         except ValueError:
             return False
 

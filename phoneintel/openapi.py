@@ -40,6 +40,8 @@ ERROR_DESCRIPTIONS = {
     409: "The Idempotency-Key is in use by a request still running (`idempotency_in_progress`,"
     " with `Retry-After`), or by a different request (`idempotency_conflict`). Nothing is"
     " charged.",
+    410: "What was asked for existed and is gone for good (a bulk job's results after"
+    " `expiresAt`, or deleted): `bulk_job_expired`.",
     413: "The request body is over 32 KiB. Nothing is charged.",
     422: "The request failed validation; `error.details` names each field by JSON Pointer."
     " Nothing is charged.",
@@ -70,6 +72,15 @@ _ERROR_EXAMPLES: dict[ErrorCode, Callable[[], ApiError]] = {}
 
 def register_error_examples(examples: dict[ErrorCode, Callable[[], ApiError]]) -> None:
     _ERROR_EXAMPLES.update(examples)
+
+
+# Codes only some operations answer (by operation id), so that no other operation shows
+# their example: a lookup's 409 never says a bulk job has not finished.
+_OPERATION_ONLY_CODES: dict[ErrorCode, frozenset[str]] = {}
+
+
+def register_operation_only_codes(codes: dict[ErrorCode, set[str]]) -> None:
+    _OPERATION_ONLY_CODES.update({code: frozenset(ids) for code, ids in codes.items()})
 
 
 register_error_examples(
@@ -268,6 +279,8 @@ def _complete_error_responses(operation: dict, authenticated: bool) -> None:
         media["examples"] = {
             code.value: {"value": error_example_value(code), "summary": code.value}
             for code in CODES_BY_STATUS[status]
+            if operation.get("operationId") in _OPERATION_ONLY_CODES.get(code, (None,))
+            or code not in _OPERATION_ONLY_CODES
         }
     operation["responses"] = dict(sorted(responses.items()))
 

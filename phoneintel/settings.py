@@ -15,6 +15,7 @@ from pathlib import Path
 import environ
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -40,6 +41,10 @@ else:
 # (webhooks/crypto.py). Unset, it is SECRET_KEY: then changing SECRET_KEY makes every stored
 # webhook secret unreadable, and each endpoint's secret must be rotated.
 WEBHOOK_SECRET_ENCRYPTION_KEY = env.str("WEBHOOK_SECRET_ENCRYPTION_KEY", default=SECRET_KEY)
+# Bulk jobs' input and results are stored encrypted under a key derived from this one
+# (bulkjobs/crypto.py). Changing it makes the stored lists of running jobs unreadable:
+# those jobs fail, and finished ones lose their results (kept 24 h at most anyway).
+BULK_JOB_ENCRYPTION_KEY = env.str("BULK_JOB_ENCRYPTION_KEY", default=EXPOSURE_HASH_SECRET)
 
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
@@ -67,6 +72,7 @@ INSTALLED_APPS = [
     "lookups",
     "events",
     "webhooks",
+    "bulkjobs",
     # The events table's append-only triggers (events/models.py), installed by migrations.
     "pgtrigger",
 ]
@@ -294,6 +300,13 @@ for _cidr in TRUSTED_PROXIES:
 API_VERSION = "2026-08-11.beta1"
 API_MAX_BODY_BYTES = 32 * 1024
 API_KEY_LIFETIME_DAYS = 90
+# POST /v1/data/bulk-jobs: its own body limit (every other endpoint keeps the one above),
+# its rows, and the items a worker answers (and charges) in one transaction.
+BULK_JOB_MAX_BODY_BYTES = 8 * 1024 * 1024
+BULK_JOB_MAX_ITEMS = 100_000
+BULK_JOB_CHUNK_SIZE = env.int("BULK_JOB_CHUNK_SIZE", default=1000)
+# Paths with a body limit of their own (phoneintel.middleware.api_body_limit).
+API_BODY_LIMITS = {"/v1/data/bulk-jobs": BULK_JOB_MAX_BODY_BYTES}
 API_DEFAULT_MONTHLY_QUOTA = 1000
 # Live units a developer may spend per month across all their keys (staff set it per developer).
 API_DEFAULT_MONTHLY_ALLOWANCE = 10_000
@@ -354,6 +367,10 @@ SPECTACULAR_SETTINGS = {
     "CONTACT": {"name": "phoneintel developer support", "url": f"{SITE_URL}/portal/"},
     "TAGS": [
         {"name": "Lookups", "description": "One product on one number, or on up to 50 in bulk."},
+        {
+            "name": "Bulk jobs",
+            "description": "A list of up to 100,000 numbers, answered on our workers.",
+        },
         {"name": "Account", "description": "Your key, its quota, its usage and its rate limit."},
         {"name": "Events", "description": "What happened to your account, newest first."},
         {
@@ -403,6 +420,12 @@ CELERY_TIMEZONE = "UTC"
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)
 }
+# Every queue a worker serves when started with no `-Q`: on a small install one worker
+# serves them all; a large one runs workers per queue (`-Q bulk_jobs`, `-Q celery`), so
+# emails and webhook deliveries are never stuck behind a long list.
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_QUEUES = [Queue("celery"), Queue("bulk_jobs")]
+CELERY_TASK_ROUTES = {"bulkjobs.tasks.answer_bulk_job": {"queue": "bulk_jobs"}}
 # Workers log through LOGGING below (JSON unless LOG_FORMAT=plain), not Celery's own format.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE = {
@@ -423,6 +446,9 @@ CELERY_BEAT_SCHEDULE = {
         "task": "webhooks.tasks.purge_deliveries",
         "schedule": crontab(hour=3, minute=30),
     },
+    # Bulk jobs: results gone 24 h after their job finished; jobs whose task was lost.
+    "purge-bulk-jobs": {"task": "bulkjobs.tasks.purge_bulk_jobs", "schedule": 600},
+    "resume-stalled-bulk-jobs": {"task": "bulkjobs.tasks.resume_stalled_bulk_jobs", "schedule": 60},
     "send-key-expiry-notices": {
         "task": "accounts.tasks.send_key_expiry_notices",
         "schedule": crontab(hour=8, minute=0),

@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 
 from accounts.api import AccountView
+from bulkjobs.api import urlpatterns as bulk_job_patterns
 from catalog.api import ProductManifestView
 from events.api import EventsView
 from lookups.api import urlpatterns as lookup_patterns
@@ -18,6 +19,7 @@ api_patterns = [
     path("account", AccountView.as_view(), name="account"),
     path("events", EventsView.as_view(), name="events"),
     *lookup_patterns(),
+    *bulk_job_patterns(),
 ]
 
 urlpatterns = [

@@ -85,9 +85,32 @@ def test_every_event_the_code_emits_conforms(
     )
     event_emit(developer=developer, type="webhook.test", mode="test", actor="developer",
                data={"endpointId": 1})  # fmt: skip
+    _bulk_jobs_succeed_cancel_and_fail(client, make_key)
 
     assert set(Event.objects.values_list("type", flat=True)) == set(EventType.values)
     validator = contract.validator("components", "schemas", "Event")
     for event in Event.objects.all():
         errors = list(validator.iter_errors(event.as_payload()))
         assert errors == [], (event.type, event.data, errors)
+
+
+def _bulk_jobs_succeed_cancel_and_fail(client, make_key) -> None:
+    from bulkjobs.tests.conftest import run_job
+
+    key, raw = make_key()
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
+    ids = [
+        client.generic(
+            "POST",
+            "/v1/data/bulk-jobs?product=carrier-lookup",
+            b"phone\n+447912345678\n",
+            content_type="text/csv",
+            HTTP_IDEMPOTENCY_KEY=f"bulk-job-{number}",
+            **auth,
+        ).json()["data"]["id"]
+        for number in range(3)
+    ]
+    run_job(ids[0])
+    client.delete(f"/v1/data/bulk-jobs/{ids[1]}", **auth)
+    ApiKey.objects.filter(pk=key.pk).update(revoked_at=timezone.now())
+    run_job(ids[2])
