@@ -218,6 +218,16 @@ class JobsQuery(serializers.Serializer):
     )
 
 
+class ResultsQuery(serializers.Serializer):
+    startingAfter = serializers.IntegerField(  # the query parameter's own name
+        min_value=0,
+        max_value=settings.BULK_JOB_MAX_ITEMS,
+        required=False,
+        help_text="The `index` of the last item you have: the results continue after it (a"
+        " download picked up where it stopped; CSV then without its header row).",
+    )
+
+
 class UploadQuery(serializers.Serializer):
     product = serializers.ChoiceField(
         choices=list(PRODUCTS), help_text="The product every number of the list is run on."
@@ -251,15 +261,6 @@ def _answer(request, job: BulkJob, *, status: int = 200):
         mode=api_key.mode,
     )
     return json_response(render_json(body), status=status)
-
-
-_LOCATION = {
-    "Location": {
-        "description": "The job's address: `/v1/data/bulk-jobs/{id}`.",
-        "required": True,
-        "schema": {"type": "string"},
-    }
-}
 
 
 class BulkJobsView(APIView):
@@ -395,7 +396,7 @@ class BulkJobView(APIView):
         description="The job and its progress. Another account's job, or one of the other"
         " mode, is 404. Free.",
         tags=["Bulk jobs"],
-        parameters=[_JOB_ID_PARAMETER],
+        parameters=[_JOB_ID_PARAMETER, ResultsQuery],
         responses={200: BulkJobResponse} | error_responses(*AUTHENTICATED_ERROR_STATUSES),
         examples=[_example("Running", JOB_EXAMPLE)],
     )
@@ -414,7 +415,7 @@ class BulkJobView(APIView):
         " Answers the job, `canceled` if it was still running. Doing it again changes"
         " nothing. Free.",
         tags=["Bulk jobs"],
-        parameters=[_JOB_ID_PARAMETER],
+        parameters=[_JOB_ID_PARAMETER, ResultsQuery],
         responses={200: BulkJobResponse} | error_responses(*AUTHENTICATED_ERROR_STATUSES),
         examples=[
             _example(
@@ -456,16 +457,7 @@ class BulkJobResultsView(APIView):
         " `bulk_job_not_finished` before), until `expiresAt` (410 `bulk_job_expired` after, or"
         " once deleted). Free.",
         tags=["Bulk jobs"],
-        parameters=[
-            _JOB_ID_PARAMETER,
-            OpenApiParameter(
-                "Accept",
-                OpenApiTypes.STR,
-                OpenApiParameter.HEADER,
-                required=False,
-                description="`text/csv` for CSV; anything else answers NDJSON.",
-            ),
-        ],
+        parameters=[_JOB_ID_PARAMETER, ResultsQuery],
         responses={
             (200, files.NDJSON): OpenApiResponse(
                 {"type": "string", "description": "NDJSON lines"}, description="The results."
@@ -496,6 +488,7 @@ class BulkJobResultsView(APIView):
     )
     def get(self, request, job_id: str):
         api_key = request.auth
+        after = checked_query(request.query_params, ResultsQuery).get("startingAfter", -1)
         job = job_for(job_id=job_id, developer_id=api_key.developer_id, mode=api_key.mode)
         if job is None:
             raise job_not_found()
@@ -504,9 +497,9 @@ class BulkJobResultsView(APIView):
         if job.status == BulkJob.Status.CANCELED or job.expires_at <= timezone.now():
             raise expired()
         if files.CSV in request.META.get("HTTP_ACCEPT", ""):
-            stream, content_type = result_csv(job), "text/csv; charset=utf-8"
+            stream, content_type = result_csv(job, after=after), "text/csv; charset=utf-8"
         else:
-            stream, content_type = result_lines(job), files.NDJSON
+            stream, content_type = result_lines(job, after=after), files.NDJSON
         response = StreamingHttpResponse(stream, content_type=content_type)
         response["Content-Disposition"] = f'attachment; filename="{job.pk}.{_suffix(content_type)}"'
         return response

@@ -56,17 +56,25 @@ def job_payload(job: BulkJob) -> dict:
     }
 
 
-def result_lines(job: BulkJob) -> Iterator[bytes]:
-    """The results' NDJSON lines in input order, a chunk at a time: however long the list,
-    one chunk is in memory. The chunks are read through a server-side cursor, a few rows
-    per fetch."""
+def result_lines(job: BulkJob, *, after: int = -1) -> Iterator[bytes]:
+    """The results' NDJSON lines in input order, those past index `after` (a download picked
+    up where it stopped), a chunk at a time: however long the list, one chunk is in memory.
+    The chunks are read through a server-side cursor, a few rows per fetch."""
     chunks = (
-        BulkJobChunk.objects.filter(job=job, result__isnull=False)
+        BulkJobChunk.objects.filter(
+            job=job, result__isnull=False, number__gte=max(after + 1, 0) // job.chunk_size
+        )
         .order_by("number")
         .values_list("number", "result")
     )
     for number, sealed in chunks.iterator(chunk_size=4):
-        yield crypto.unseal(sealed, job_id=job.pk, number=number, kind="result") + b"\n"
+        block = crypto.unseal(sealed, job_id=job.pk, number=number, kind="result")
+        skip = after + 1 - number * job.chunk_size
+        if skip > 0:  # the chunk the download stopped in: its lines past `after`
+            block = b"\n".join(block.split(b"\n")[skip:])
+            if not block:
+                continue
+        yield block + b"\n"
 
 
 def csv_columns(product: str) -> list[str]:
@@ -94,14 +102,16 @@ def _cell(value) -> str:
     return str(value)
 
 
-def result_csv(job: BulkJob) -> Iterator[bytes]:
-    """The results as CSV rows, in input order: a header, then one row per item."""
+def result_csv(job: BulkJob, *, after: int = -1) -> Iterator[bytes]:
+    """The results as CSV rows, in input order: a header, then one row per item (past
+    index `after`, and no header, for a download picked up where it stopped)."""
     columns = csv_columns(job.product)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(columns)
-    yield buffer.getvalue().encode()
-    for block in result_lines(job):
+    if after < 0:
+        writer.writerow(columns)
+        yield buffer.getvalue().encode()
+    for block in result_lines(job, after=after):
         buffer.seek(0)
         buffer.truncate()
         for line in block.splitlines():

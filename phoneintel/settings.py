@@ -360,6 +360,7 @@ SPECTACULAR_SETTINGS = {
         "phoneintel.openapi.complete_contract",
         "lookups.openapi.sandbox_section",
         "webhooks.openapi.webhooks_section",
+        "bulkjobs.openapi.bulk_jobs_section",
     ],
     "SERVERS": [{"url": "/", "description": "this deployment"}],
     # Spectral's `spectral:oas` ruleset (`make check`) wants a contact and every operation's

@@ -31,7 +31,10 @@ def results(client, raw: str, job_id: str, **headers):
     return response, body
 
 
-def test_a_csv_list_is_queued_answered_in_order_and_charged_once(client, make_key, upload):
+def test_a_csv_list_is_queued_answered_in_order_and_charged_once(
+    client, make_key, upload, settings
+):
+    settings.BULK_JOB_CHUNK_SIZE = 2  # three chunks: the last one short
     api_key, raw = make_key()
     response = upload(raw, CSV_LIST)
     assert response.status_code == 202, response.content
@@ -76,6 +79,14 @@ def test_a_csv_list_is_queued_answered_in_order_and_charged_once(client, make_ke
     assert [row["index"] for row in rows] == ["0", "1", "2", "3", "4"]
     assert rows[0]["carrier.country"] == "GB" and rows[0]["found"] == "true"
     assert rows[3]["errorCode"] == "invalid_phone" and rows[3]["phoneNumber"] == ""
+
+    # A download picked up after index 2 (at a chunk's end) and after 3 (inside one).
+    _, rest = results(client, raw, job["id"], QUERY_STRING="startingAfter=2")
+    assert [json.loads(line)["index"] for line in rest.splitlines()] == [3, 4]
+    _, rest = results(
+        client, raw, job["id"], QUERY_STRING="startingAfter=3", HTTP_ACCEPT="text/csv"
+    )
+    assert rest.decode().splitlines()[0].startswith("4,")  # no header: it was written before
 
     # Nothing is answered or charged twice: a redelivered task finds the job finished.
     assert run_job(job["id"]) == ["done"]
