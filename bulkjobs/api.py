@@ -396,7 +396,7 @@ class BulkJobView(APIView):
         description="The job and its progress. Another account's job, or one of the other"
         " mode, is 404. Free.",
         tags=["Bulk jobs"],
-        parameters=[_JOB_ID_PARAMETER, ResultsQuery],
+        parameters=[_JOB_ID_PARAMETER],
         responses={200: BulkJobResponse} | error_responses(*AUTHENTICATED_ERROR_STATUSES),
         examples=[_example("Running", JOB_EXAMPLE)],
     )
@@ -415,7 +415,7 @@ class BulkJobView(APIView):
         " Answers the job, `canceled` if it was still running. Doing it again changes"
         " nothing. Free.",
         tags=["Bulk jobs"],
-        parameters=[_JOB_ID_PARAMETER, ResultsQuery],
+        parameters=[_JOB_ID_PARAMETER],
         responses={200: BulkJobResponse} | error_responses(*AUTHENTICATED_ERROR_STATUSES),
         examples=[
             _example(

@@ -44,6 +44,7 @@ HEADERS_READ = frozenset(
         "Retry-After",
         "Idempotent-Replayed",
         "WWW-Authenticate",
+        "Location",
     }
 )
 
@@ -70,6 +71,13 @@ OPERATIONS: dict[str, Operation] = {
     "listProducts": Operation("GET", "/v1/data/products", "products"),
     "listTestNumbers": Operation("GET", "/v1/data/test-numbers", "test_numbers"),
     "getOpenApiDocument": Operation("GET", "/v1/data/openapi.json", "openapi"),
+    "createBulkJob": Operation("POST", "/v1/data/bulk-jobs", "create_bulk_job"),
+    "listBulkJobs": Operation("GET", "/v1/data/bulk-jobs", "bulk_jobs_page"),
+    "getBulkJob": Operation("GET", "/v1/data/bulk-jobs/{job_id}", "bulk_job"),
+    "deleteBulkJob": Operation("DELETE", "/v1/data/bulk-jobs/{job_id}", "delete_bulk_job"),
+    "getBulkJobResults": Operation(
+        "GET", "/v1/data/bulk-jobs/{job_id}/results", "bulk_job_results"
+    ),
 }
 
 PRODUCT_OPERATIONS: dict[str, Operation] = {
@@ -91,6 +99,9 @@ class Call(Generic[T]):
     path: str
     parse_data: Callable[[Any], T]
     json: Any = None
+    # A body that is not JSON (a bulk job's file), with its Content-Type.
+    content: bytes | None = None
+    content_type: str | None = None
     params: dict[str, Any] | None = None
     idempotency_key: str | None = None
     enveloped: bool = True
@@ -104,7 +115,10 @@ class Call(Generic[T]):
 
     @property
     def headers(self) -> dict[str, str]:
-        return {IDEMPOTENCY_HEADER: self.idempotency_key} if self.idempotency_key else {}
+        headers = {IDEMPOTENCY_HEADER: self.idempotency_key} if self.idempotency_key else {}
+        if self.content_type:
+            headers["Content-Type"] = self.content_type
+        return headers
 
 
 @dataclass(frozen=True)
@@ -228,8 +242,20 @@ def _structured_item(value: str | None) -> tuple[str, dict[str, int]] | None:
     return name.strip('"'), numbers
 
 
+def error_from_answer(answer: httpx.Response) -> APIError:
+    """The typed error of an answer that is not a success (a streamed one, read whole)."""
+    try:
+        body = answer.json()
+    except ValueError:
+        body = None
+    status = answer.status_code if answer.status_code >= 400 else 502
+    return error_from(
+        status, body, headers=answer.headers, rate_limit=parse_rate_limit(answer.headers)
+    )
+
+
 def read_answer(call: Call[T], answer: httpx.Response) -> Response[T]:
-    """The typed 200 answer, or the typed error it is."""
+    """The typed 200 (or 202) answer, or the typed error it is."""
     rate_limit = parse_rate_limit(answer.headers)
     try:
         body = answer.json()

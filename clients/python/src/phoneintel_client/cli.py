@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import json
 import signal
 import sys
@@ -39,7 +40,7 @@ from phoneintel_client.bulkfile import (
 )
 from phoneintel_client.client import Client
 from phoneintel_client.errors import APIConnectionError, APIError, ErrorCode
-from phoneintel_client.models import PRODUCTS, Account, Response, flatten
+from phoneintel_client.models import PRODUCTS, Account, BulkJob, Response, flatten
 
 EXIT_API, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 
@@ -132,6 +133,54 @@ def parser() -> argparse.ArgumentParser:
         help="show a progress bar (default: when the terminal shows it)",
     )
     bulk.set_defaults(command=run_bulk)
+
+    jobs = commands.add_parser(
+        "bulk-job",
+        help="a list of up to 100,000 numbers answered on the server's workers",
+        description="Uploads a list as one bulk job, follows it, downloads its results.",
+    )
+    job_commands = jobs.add_subparsers(required=True, metavar="ACTION")
+    progress = argparse.ArgumentParser(add_help=False)
+    progress.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show a progress bar (default: when the terminal shows it)",
+    )
+    output = argparse.ArgumentParser(add_help=False)
+    output.add_argument(
+        "--output",
+        type=Path,
+        help="the results file: CSV for a .csv name, else NDJSON; a stopped download"
+        " continues where it stopped",
+    )
+    submit = job_commands.add_parser(
+        "submit",
+        parents=[common, progress, output],
+        help="upload a CSV (phone[,country]) or NDJSON file",
+        description="Uploads FILE as a bulk job; the same file and product again answer the"
+        " same job (its Idempotency-Key is made from them), so running it again after a stop"
+        " never makes a second job or charges twice.",
+    )
+    submit.add_argument("file", type=Path)
+    submit.add_argument("--product", choices=PRODUCTS, required=True)
+    submit.add_argument(
+        "--wait", action="store_true", help="follow the job until it finishes (--output implies it)"
+    )
+    submit.set_defaults(command=run_bulk_job_submit)
+    status = job_commands.add_parser("status", parents=[common], help="a job's progress")
+    status.add_argument("job_id")
+    status.set_defaults(command=run_bulk_job_status)
+    download = job_commands.add_parser(
+        "download", parents=[common, progress, output], help="a finished job's results"
+    )
+    download.add_argument("job_id")
+    download.set_defaults(command=run_bulk_job_download)
+    cancel = job_commands.add_parser(
+        "cancel", parents=[common], help="cancel a job and delete its data now"
+    )
+    cancel.add_argument("job_id")
+    cancel.set_defaults(command=run_bulk_job_cancel)
     return top
 
 
@@ -349,6 +398,107 @@ def _print_stopped(
         f" charged); they are in {args.out}. Continue with:\n  {command}",
         markup=False,
     )
+
+
+def _job_line(job: BulkJob) -> str:
+    return (
+        f"{job.id} {job.product} {job.status}: {job.processed:,} of {job.total:,} answered,"
+        f" {job.charged:,} units charged, {job.item_errors:,} item errors"
+    )
+
+
+def run_bulk_job_submit(args: argparse.Namespace, out: Console, err: Console) -> int:
+    try:
+        body = args.file.read_bytes()
+    except OSError as problem:
+        raise UsageProblem(f"{args.file}: {problem.strerror}") from None
+    digest = hashlib.sha256(body).hexdigest()
+    media = "application/x-ndjson" if args.file.suffix.lower() in (".ndjson", ".jsonl") else None
+    with _client(args) as client:
+        job = client.create_bulk_job(
+            args.product,
+            body,
+            idempotency_key=f"bulk-job-{args.product}-{digest[:48]}",
+            content_type=media or "text/csv",
+        ).data
+        err.print(f"{job.id} queued: {job.total:,} rows of {args.file}", markup=False)
+        if not (args.wait or args.output):
+            out.print(job.id, markup=False)
+            return 0
+        job = _follow(client, job, args, err)
+        out.print(_job_line(job), markup=False)
+        if args.output and job.status != "canceled":
+            _download(client, job, args, err)
+    return 0 if job.status == "succeeded" else EXIT_API
+
+
+def _follow(client: Client, job: BulkJob, args: argparse.Namespace, err: Console) -> BulkJob:
+    enabled = err.is_terminal if args.progress is None else args.progress
+    with _progress(enabled, err) as bar:
+        task = bar.add_task("job", total=job.total, units=0)
+
+        def show(current: BulkJob) -> None:
+            bar.update(task, completed=current.processed, units=current.charged)
+
+        return client.wait_for_bulk_job(job.id, poll_interval=0.5, on_progress=show)
+
+
+def run_bulk_job_status(args: argparse.Namespace, out: Console, err: Console) -> int:
+    with _client(args) as client:
+        out.print(_job_line(client.bulk_job(args.job_id).data), markup=False)
+    return 0
+
+
+def run_bulk_job_cancel(args: argparse.Namespace, out: Console, err: Console) -> int:
+    with _client(args) as client:
+        out.print(_job_line(client.delete_bulk_job(args.job_id).data), markup=False)
+    return 0
+
+
+def run_bulk_job_download(args: argparse.Namespace, out: Console, err: Console) -> int:
+    if args.output is None:
+        raise UsageProblem("give --output FILE")
+    with _client(args) as client:
+        _download(client, client.bulk_job(args.job_id).data, args, err)
+    return 0
+
+
+def _download(client: Client, job: BulkJob, args: argparse.Namespace, err: Console) -> None:
+    """Writes the results to OUTPUT.part, then renames it: a download stopped part-way goes
+    on from the last whole row the next time, asking only for the rows after it."""
+    target: Path = args.output
+    csv_format = target.suffix.lower() == ".csv"
+    partial = target.with_name(target.name + ".part")
+    last = _last_index(partial, csv_format) if partial.exists() else None
+    enabled = err.is_terminal if args.progress is None else args.progress
+    with partial.open("ab") as sink, _progress(enabled, err) as bar:
+        task = bar.add_task("download", total=job.total, units=job.charged)
+        bar.update(task, completed=0 if last is None else last + 1)
+        lines = client.bulk_job_results(
+            job.id, starting_after=last, format="csv" if csv_format else "ndjson"
+        )
+        for count, line in enumerate(lines, start=1):
+            sink.write(line)
+            if count % 1000 == 0:
+                bar.advance(task, 1000)
+    partial.replace(target)
+    err.print(f"{job.total:,} results -> {target}", markup=False)
+
+
+def _last_index(partial: Path, csv_format: bool) -> int | None:
+    """The index of the last whole row of a stopped download, its torn last line cut off;
+    None (and an empty file) when no row was written."""
+    data = partial.read_bytes()
+    rows = data[: data.rfind(b"\n") + 1].splitlines()
+    if csv_format:
+        rows = rows[1:]  # the header, which a continued download does not send again
+    if not rows:
+        partial.write_bytes(b"")
+        return None
+    with partial.open("r+b") as torn:
+        torn.truncate(data.rfind(b"\n") + 1)
+    last = rows[-1]
+    return int(last.split(b",", 1)[0]) if csv_format else json.loads(last)["index"]
 
 
 def _print_api_error(err: Console, error: APIError) -> None:

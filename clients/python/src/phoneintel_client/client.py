@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import IO, Any, TypeVar
+from urllib.parse import quote
 
 import httpx
 
@@ -19,6 +21,7 @@ from phoneintel_client._core import (
     RetryEvent,
     Settings,
     connection_error,
+    error_from_answer,
     lookup_key,
     parse_rate_limit,
     read_answer,
@@ -29,6 +32,8 @@ from phoneintel_client.bulk import AsyncBulkRun, BulkRun, bulk_call, bulk_input
 from phoneintel_client.errors import APIError
 from phoneintel_client.models import (
     Account,
+    BulkJob,
+    BulkJobsPage,
     BulkResult,
     CarrierLookupResult,
     Event,
@@ -93,6 +98,68 @@ def _bulk_lookup_call(product: str, inputs: Iterable[Any], idempotency_key: str 
         inputs=[bulk_input(value) for value in inputs],
         idempotency_key=lookup_key(idempotency_key),
     )
+
+
+# A bulk job's file: a path (its suffix says CSV or NDJSON), bytes or a binary file.
+BulkJobFile = str | Path | bytes | IO[bytes]
+MEDIA_TYPES = {
+    ".csv": "text/csv",
+    ".ndjson": "application/x-ndjson",
+    ".jsonl": "application/x-ndjson",
+}
+
+
+def _bulk_job_file(file: BulkJobFile, content_type: str | None) -> tuple[bytes, str]:
+    if isinstance(file, str | Path):
+        path = Path(file)
+        body = path.read_bytes()
+        content_type = content_type or MEDIA_TYPES.get(path.suffix.lower(), "text/csv")
+    elif isinstance(file, bytes):
+        body = file
+    else:
+        body = file.read()
+    return body, content_type or "text/csv"
+
+
+def _create_bulk_job_call(
+    product: str, file: BulkJobFile, idempotency_key: str | bool, content_type: str | None
+) -> Call[BulkJob]:
+    body, media = _bulk_job_file(file, content_type)
+    return _get_call(
+        "createBulkJob",
+        lambda data: parse(BulkJob, data),
+        params={"product": product},
+        content=body,
+        content_type=media,
+        idempotency_key=lookup_key(idempotency_key) or lookup_key(True),
+    )
+
+
+def _bulk_job_call(operation_id: str, job_id: str) -> Call[BulkJob]:
+    operation = OPERATIONS[operation_id]
+    return Call(
+        method=operation.method,
+        path=operation.path.format(job_id=quote(job_id, safe="")),
+        parse_data=lambda data: parse(BulkJob, data),
+    )
+
+
+def _bulk_jobs_call(limit: int | None, starting_after: str | None) -> Call[BulkJobsPage]:
+    params = {"limit": limit, "startingAfter": starting_after}
+    return _get_call(
+        "listBulkJobs",
+        lambda data: parse(BulkJobsPage, data),
+        params={name: value for name, value in params.items() if value is not None},
+    )
+
+
+def _results_request(job_id: str, starting_after: int | None, format: str) -> dict[str, Any]:
+    if format not in ("ndjson", "csv"):
+        raise ValueError("format is ndjson or csv")
+    path = OPERATIONS["getBulkJobResults"].path.format(job_id=quote(job_id, safe=""))
+    params = {} if starting_after is None else {"startingAfter": starting_after}
+    accept = "text/csv" if format == "csv" else "application/x-ndjson"
+    return {"method": "GET", "url": path, "params": params, "headers": {"Accept": accept}}
 
 
 class _Base:
@@ -162,6 +229,8 @@ class _Base:
         options: dict[str, Any] = {"headers": call.headers}
         if call.json is not None:
             options["json"] = call.json
+        if call.content is not None:
+            options["content"] = call.content
         if call.params:
             options["params"] = call.params
         if call.timeout is not None:
@@ -336,6 +405,69 @@ class Client(_Base):
         """The served OpenAPI document, the contract this client is checked against."""
         return self._execute(_get_call("getOpenApiDocument", dict, enveloped=False))
 
+    def create_bulk_job(
+        self,
+        product: str,
+        file: BulkJobFile,
+        *,
+        idempotency_key: str | bool = True,
+        content_type: str | None = None,
+    ) -> Response[BulkJob]:
+        """Uploads a list (CSV with a `phone` column, or NDJSON) to be answered on the server's
+        workers; the job comes back queued (202). The same `idempotency_key` with the same
+        file answers the same job, so a retry never makes a second one."""
+        return self._execute(_create_bulk_job_call(product, file, idempotency_key, content_type))
+
+    def bulk_jobs_page(
+        self, *, limit: int | None = None, starting_after: str | None = None
+    ) -> Response[BulkJobsPage]:
+        """One page of your bulk jobs, newest first (`bulk_jobs()` pages for you)."""
+        return self._execute(_bulk_jobs_call(limit, starting_after))
+
+    def bulk_jobs(self, *, limit: int | None = None) -> Iterator[BulkJob]:
+        """Every bulk job of the key's mode, newest first, a page at a time."""
+        starting_after = None
+        while True:
+            page = self.bulk_jobs_page(limit=limit, starting_after=starting_after).data
+            yield from page.items
+            if not page.has_more or not page.items:
+                return
+            starting_after = page.items[-1].id
+
+    def bulk_job(self, job_id: str) -> Response[BulkJob]:
+        return self._execute(_bulk_job_call("getBulkJob", job_id))
+
+    def delete_bulk_job(self, job_id: str) -> Response[BulkJob]:
+        """Cancels the job if it runs and deletes its input and results at once."""
+        return self._execute(_bulk_job_call("deleteBulkJob", job_id))
+
+    def wait_for_bulk_job(
+        self,
+        job_id: str,
+        *,
+        poll_interval: float = 1.0,
+        on_progress: Callable[[BulkJob], None] | None = None,
+    ) -> BulkJob:
+        """Polls the job until it has finished; `on_progress` sees each state."""
+        while True:
+            job = self.bulk_job(job_id).data
+            if on_progress is not None:
+                on_progress(job)
+            if job.finished:
+                return job
+            time.sleep(poll_interval)
+
+    def bulk_job_results(
+        self, job_id: str, *, starting_after: int | None = None, format: str = "ndjson"
+    ) -> Iterator[bytes]:
+        """The results as they stream in, line by line (`format`: `ndjson`, one JSON object
+        per item, or `csv`), past the item `starting_after` to pick a download up."""
+        with self._http.stream(**_results_request(job_id, starting_after, format)) as answer:
+            if answer.status_code != 200:
+                answer.read()
+                raise error_from_answer(answer)
+            yield from (line.encode() + b"\n" for line in answer.iter_lines())
+
     def request(
         self, method: str, path: str, *, json: Any = None, idempotency_key: str | bool = False
     ) -> Response[Any]:
@@ -506,6 +638,64 @@ class AsyncClient(_Base):
 
     async def openapi(self) -> Response[dict[str, Any]]:
         return await self._execute(_get_call("getOpenApiDocument", dict, enveloped=False))
+
+    async def create_bulk_job(
+        self,
+        product: str,
+        file: BulkJobFile,
+        *,
+        idempotency_key: str | bool = True,
+        content_type: str | None = None,
+    ) -> Response[BulkJob]:
+        call = _create_bulk_job_call(product, file, idempotency_key, content_type)
+        return await self._execute(call)
+
+    async def bulk_jobs_page(
+        self, *, limit: int | None = None, starting_after: str | None = None
+    ) -> Response[BulkJobsPage]:
+        return await self._execute(_bulk_jobs_call(limit, starting_after))
+
+    async def bulk_jobs(self, *, limit: int | None = None) -> AsyncIterator[BulkJob]:
+        starting_after = None
+        while True:
+            page = (await self.bulk_jobs_page(limit=limit, starting_after=starting_after)).data
+            for job in page.items:
+                yield job
+            if not page.has_more or not page.items:
+                return
+            starting_after = page.items[-1].id
+
+    async def bulk_job(self, job_id: str) -> Response[BulkJob]:
+        return await self._execute(_bulk_job_call("getBulkJob", job_id))
+
+    async def delete_bulk_job(self, job_id: str) -> Response[BulkJob]:
+        return await self._execute(_bulk_job_call("deleteBulkJob", job_id))
+
+    async def wait_for_bulk_job(
+        self,
+        job_id: str,
+        *,
+        poll_interval: float = 1.0,
+        on_progress: Callable[[BulkJob], None] | None = None,
+    ) -> BulkJob:
+        while True:
+            job = (await self.bulk_job(job_id)).data
+            if on_progress is not None:
+                on_progress(job)
+            if job.finished:
+                return job
+            await asyncio.sleep(poll_interval)
+
+    async def bulk_job_results(
+        self, job_id: str, *, starting_after: int | None = None, format: str = "ndjson"
+    ) -> AsyncIterator[bytes]:
+        request = _results_request(job_id, starting_after, format)
+        async with self._http.stream(**request) as answer:
+            if answer.status_code != 200:
+                await answer.aread()
+                raise error_from_answer(answer)
+            async for line in answer.aiter_lines():
+                yield line.encode() + b"\n"
 
     async def request(
         self, method: str, path: str, *, json: Any = None, idempotency_key: str | bool = False

@@ -33,6 +33,8 @@ class ErrorCode(StrEnum):
     METHOD_NOT_ALLOWED = "method_not_allowed"
     IDEMPOTENCY_IN_PROGRESS = "idempotency_in_progress"
     IDEMPOTENCY_CONFLICT = "idempotency_conflict"
+    BULK_JOB_NOT_FINISHED = "bulk_job_not_finished"
+    BULK_JOB_EXPIRED = "bulk_job_expired"
     PAYLOAD_TOO_LARGE = "payload_too_large"
     VALIDATION_ERROR = "validation_error"
     INVALID_PHONE = "invalid_phone"
@@ -134,6 +136,12 @@ class ConflictError(APIError):
     status = 409
 
 
+class GoneError(APIError):
+    """What was asked for is gone for good: a bulk job's results after `expires_at`."""
+
+    status = 410
+
+
 class PayloadTooLargeError(APIError):
     status = 413
 
@@ -167,6 +175,7 @@ ERROR_TYPES: dict[int, type[APIError]] = {
         NotFoundError,
         MethodNotAllowedError,
         ConflictError,
+        GoneError,
         PayloadTooLargeError,
         ValidationError,
         RateLimitError,

@@ -296,6 +296,9 @@ EventType = Literal[
     "access.approved",
     "access.suspended",
     "webhook.test",
+    "bulk_job.succeeded",
+    "bulk_job.failed",
+    "bulk_job.canceled",
 ]
 EVENT_TYPES: tuple[str, ...] = typing.get_args(EventType)
 Mode = Literal["live", "test"]
@@ -383,6 +386,19 @@ class AccessSuspendedData:
 @dataclass(frozen=True, kw_only=True)
 class WebhookTestData:
     endpoint_id: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class BulkJobEventData:
+    """A bulk job's counts when it finished: never a number."""
+
+    job_id: str
+    key_prefix: str
+    product: str
+    total: int
+    processed: int
+    charged: int
+    item_errors: int
 
 
 # Each event: `{id, type, createdAt, mode, actor, data}`, with its type's own `data`.
@@ -499,6 +515,36 @@ class WebhookTestEvent:
 
 
 @dataclass(frozen=True, kw_only=True)
+class BulkJobSucceededEvent:
+    id: str
+    type: Literal["bulk_job.succeeded"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: BulkJobEventData
+
+
+@dataclass(frozen=True, kw_only=True)
+class BulkJobFailedEvent:
+    id: str
+    type: Literal["bulk_job.failed"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: BulkJobEventData
+
+
+@dataclass(frozen=True, kw_only=True)
+class BulkJobCanceledEvent:
+    id: str
+    type: Literal["bulk_job.canceled"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: BulkJobEventData
+
+
+@dataclass(frozen=True, kw_only=True)
 class UnknownEvent:
     """An event of a type this client does not know yet (a newer server): `data` as sent."""
 
@@ -523,6 +569,9 @@ EVENT_CLASSES: dict[str, type] = {
     "access.approved": AccessApprovedEvent,
     "access.suspended": AccessSuspendedEvent,
     "webhook.test": WebhookTestEvent,
+    "bulk_job.succeeded": BulkJobSucceededEvent,
+    "bulk_job.failed": BulkJobFailedEvent,
+    "bulk_job.canceled": BulkJobCanceledEvent,
 }
 
 Event = Union[  # noqa: UP007  (a runtime value: the contract test reads its members)
@@ -537,6 +586,9 @@ Event = Union[  # noqa: UP007  (a runtime value: the contract test reads its mem
     AccessApprovedEvent,
     AccessSuspendedEvent,
     WebhookTestEvent,
+    BulkJobSucceededEvent,
+    BulkJobFailedEvent,
+    BulkJobCanceledEvent,
     UnknownEvent,
 ]
 
@@ -544,6 +596,37 @@ Event = Union[  # noqa: UP007  (a runtime value: the contract test reads its mem
 @dataclass(frozen=True, kw_only=True)
 class EventsPage:
     items: list[Event]  # newest first
+    has_more: bool
+
+
+BulkJobStatus = Literal["queued", "running", "succeeded", "canceled", "failed"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class BulkJob:
+    """A list answered on the server's workers (`Client.create_bulk_job`)."""
+
+    id: str
+    product: Product
+    status: BulkJobStatus
+    total: int
+    processed: int
+    charged: int
+    item_errors: int
+    created_at: datetime
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    # When its input and results are deleted: 24 h after it finished.
+    expires_at: datetime | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("succeeded", "canceled", "failed")
+
+
+@dataclass(frozen=True, kw_only=True)
+class BulkJobsPage:
+    items: list[BulkJob]  # newest first
     has_more: bool
 
 
