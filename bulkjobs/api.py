@@ -296,7 +296,7 @@ class BulkJobsView(APIView):
         api_key = request.auth
         query = checked_query(request.query_params, JobsQuery)
         page = jobs_page(
-            developer_id=api_key.developer_id,
+            account_id=api_key.account_id,
             mode=api_key.mode,
             limit=query["limit"],
             starting_after=query.get("startingAfter"),
@@ -402,7 +402,7 @@ class BulkJobView(APIView):
     )
     def get(self, request, job_id: str):
         api_key = request.auth
-        job = job_for(job_id=job_id, developer_id=api_key.developer_id, mode=api_key.mode)
+        job = job_for(job_id=job_id, account_id=api_key.account_id, mode=api_key.mode)
         if job is None:
             raise job_not_found()
         return _answer(request, job)
@@ -434,7 +434,7 @@ class BulkJobView(APIView):
         try:
             job = bulk_job_delete(
                 job_id=job_id,
-                developer_id=api_key.developer_id,
+                account_id=api_key.account_id,
                 mode=api_key.mode,
                 now=timezone.now(),
             )
@@ -489,7 +489,7 @@ class BulkJobResultsView(APIView):
     def get(self, request, job_id: str):
         api_key = request.auth
         after = checked_query(request.query_params, ResultsQuery).get("startingAfter", -1)
-        job = job_for(job_id=job_id, developer_id=api_key.developer_id, mode=api_key.mode)
+        job = job_for(job_id=job_id, account_id=api_key.account_id, mode=api_key.mode)
         if job is None:
             raise job_not_found()
         if not job.finished:

@@ -33,8 +33,8 @@ class BulkJob(models.Model):
         TEST = "test", "Test"
 
     id = models.CharField(primary_key=True, max_length=40, default=new_job_id, editable=False)
-    developer = models.ForeignKey(
-        "accounts.Developer", on_delete=models.CASCADE, related_name="bulk_jobs", db_index=False
+    account = models.ForeignKey(
+        "accounts.Account", on_delete=models.CASCADE, related_name="bulk_jobs", db_index=False
     )
     api_key = models.ForeignKey(
         "accounts.ApiKey", on_delete=models.CASCADE, related_name="bulk_jobs", db_index=False
@@ -65,8 +65,8 @@ class BulkJob(models.Model):
 
     class Meta:
         indexes = [
-            # The API's list: a developer's jobs in a mode, newest first.
-            models.Index(fields=["developer", "mode", "-id"], name="bulkjob_developer_mode_id"),
+            # The API's list: an account's jobs in a mode, newest first.
+            models.Index(fields=["account", "mode", "-id"], name="bulkjob_account_mode_id"),
             # The purge and the sweep.
             models.Index(fields=["status", "expires_at"], name="bulkjob_status_expires"),
         ]

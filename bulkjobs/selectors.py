@@ -13,9 +13,9 @@ from bulkjobs.models import BulkJob, BulkJobChunk
 from lookups.products import PRODUCTS
 
 
-def job_for(*, job_id: str, developer_id: int, mode: str) -> BulkJob | None:
-    """The job if it is this developer's in this mode: another's is nobody's (404)."""
-    return BulkJob.objects.filter(pk=job_id, developer_id=developer_id, mode=mode).first()
+def job_for(*, job_id: str, account_id: int, mode: str) -> BulkJob | None:
+    """The job if it is this account's in this mode: another's is nobody's (404)."""
+    return BulkJob.objects.filter(pk=job_id, account_id=account_id, mode=mode).first()
 
 
 @dataclass(frozen=True)
@@ -25,10 +25,10 @@ class JobsPage:
 
 
 def jobs_page(
-    *, developer_id: int, mode: str, limit: int, starting_after: str | None = None
+    *, account_id: int, mode: str, limit: int, starting_after: str | None = None
 ) -> JobsPage:
     """Newest first, older than `starting_after`; one query (ids sort by time)."""
-    jobs = BulkJob.objects.filter(developer_id=developer_id, mode=mode)
+    jobs = BulkJob.objects.filter(account_id=account_id, mode=mode)
     if starting_after is not None:
         jobs = jobs.filter(id__lt=starting_after)
     rows = list(jobs.order_by("-id")[: limit + 1])

@@ -81,7 +81,7 @@ def bulk_job_submit(
     transaction, then finds its job: one job per key, however they race."""
     fingerprint = f"{product.value}:{upload.digest}"[:64]
     job = BulkJob(
-        developer_id=api_key.developer_id,
+        account_id=api_key.account_id,
         api_key_id=api_key.pk,
         mode=api_key.mode,
         product=product.value,
@@ -265,7 +265,7 @@ def _finish(
     if key_prefix is None:
         key_prefix = ApiKey.objects.values_list("prefix", flat=True).get(pk=job.api_key_id)
     event_emit(
-        developer=job.developer_id,
+        account=job.account_id,
         type=_EVENT_TYPES[status],
         mode=job.mode,
         actor=actor,
@@ -291,7 +291,7 @@ class JobNotFound(Exception):
 
 
 def bulk_job_delete(
-    *, job_id: str, developer_id: int, mode: str, now: datetime, actor: str = "developer"
+    *, job_id: str, account_id: int, mode: str, now: datetime, actor: str = "developer"
 ) -> BulkJob:
     """Cancels the job if it has not finished (what was answered stays charged) and deletes
     its input and results at once. Waits for a chunk a worker has in hand: that chunk's
@@ -299,7 +299,7 @@ def bulk_job_delete(
     with transaction.atomic(durable=True):
         job = (
             BulkJob.objects.select_for_update()
-            .filter(pk=job_id, developer_id=developer_id, mode=mode)
+            .filter(pk=job_id, account_id=account_id, mode=mode)
             .first()
         )
         if job is None:

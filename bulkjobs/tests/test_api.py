@@ -262,7 +262,7 @@ def test_an_address_outside_the_keys_networks_is_403(make_key, upload):
 
 
 def test_a_test_key_answers_test_numbers_and_refuses_the_rest_inline(client, make_key, upload):
-    api_key, raw = make_key(mode=ApiKey.Mode.TEST)
+    _, raw = make_key("sandbox@example.test", mode=ApiKey.Mode.TEST)
     body = "phone\n+12025550102\n+447912345678\n+12025550100\n"
     response = upload(raw, body, product="phone-lookup")
     assert response.status_code == 202
@@ -277,7 +277,7 @@ def test_a_test_key_answers_test_numbers_and_refuses_the_rest_inline(client, mak
     assert items[1]["error"]["code"] == "test_number_required"
     assert items[2]["data"]["risk"]["level"] == "low"
     # A live key does not see the test job, nor a test key a live one.
-    _, live = make_key(api_key.developer.user.email)
+    _, live = make_key("sandbox@example.test")
     assert client.get(f"{JOBS}/{job_id}", HTTP_AUTHORIZATION=f"Bearer {live}").status_code == 404
 
 
@@ -305,8 +305,8 @@ def test_when_the_quota_runs_out_the_rest_are_quota_exceeded_uncharged(client, m
 def test_the_allowance_running_out_mid_job_stops_charging_too(make_key, upload, settings):
     settings.BULK_JOB_CHUNK_SIZE = 2
     api_key, raw = make_key()
-    api_key.developer.monthly_allowance = 3
-    api_key.developer.save()
+    api_key.account.monthly_allowance = 3
+    api_key.account.save()
     job_id = upload(raw, "phone\n" + "+447912345678\n" * 6).json()["data"]["id"]
     run_job(job_id)
     job = BulkJob.objects.get(pk=job_id)
@@ -356,8 +356,8 @@ def test_a_revoked_key_fails_the_job_and_answers_the_rest_uncharged(
     client, make_key, upload, settings
 ):
     settings.BULK_JOB_CHUNK_SIZE = 2
-    api_key, raw = make_key()
-    _, other = make_key(api_key.developer.user.email)
+    api_key, raw = make_key("revoked@example.test")
+    _, other = make_key("revoked@example.test")
     job_id = upload(raw, CSV_LIST).json()["data"]["id"]
     from bulkjobs.services import bulk_job_answer_next_chunk
 

@@ -9,7 +9,7 @@ import uuid
 import psycopg
 import pytest
 
-from accounts.models import DailyUsage, DeveloperMonthlyUsage, MonthlyUsage
+from accounts.models import AccountMonthlyUsage, DailyUsage, MonthlyUsage
 from bulkjobs.models import BulkJob, BulkJobChunk
 from conftest import _test_database_url
 from phoneintel.celery import app as celery_app
@@ -113,7 +113,7 @@ def test_a_worker_killed_mid_chunk_leaves_it_to_the_next_which_charges_it_once(
     assert sum(DailyUsage.objects.filter(api_key=api_key).values_list("units_used", flat=True)) == (
         rows + 1
     )
-    assert DeveloperMonthlyUsage.objects.get(developer=api_key.developer).units_used == rows + 1
+    assert AccountMonthlyUsage.objects.get(account=api_key.account).units_used == rows + 1
     assert sum(BulkJobChunk.objects.filter(job_id=job_id).values_list("charged", flat=True)) == rows
     response = client.get(f"{JOBS}/{job_id}/results", HTTP_AUTHORIZATION=f"Bearer {raw}")
     items = [json.loads(line) for line in b"".join(response.streaming_content).splitlines()]
