@@ -10,7 +10,7 @@
  * stored answer, and charges nothing for it.
  */
 import { APIConnectionError, APIError } from "./errors.js";
-import type { Account, AccountMeta, APIResponse, BulkMeta, BulkResult, Event, EventsMeta, EventsPage, EventType, LookupInput, LookupMeta, LookupResult, Product, ProductManifest, ProductManifestMeta, RateLimit, TestNumbers, TestNumbersMeta } from "./types.js";
+import type { Account, AccountMeta, APIResponse, BulkJob, BulkJobMeta, BulkJobsPage, BulkMeta, BulkResult, Event, EventsMeta, EventsPage, EventType, LookupInput, LookupMeta, LookupResult, Product, ProductManifest, ProductManifestMeta, RateLimit, TestNumbers, TestNumbersMeta } from "./types.js";
 export declare const VERSION = "0.1.0";
 export declare const ENV_API_KEY = "PHONEINTEL_API_KEY";
 export declare const ENV_BASE_URL = "PHONEINTEL_BASE_URL";
@@ -70,6 +70,49 @@ export interface EventsPageOptions extends EventsOptions {
     /** The `id` of the last event of the previous page. */
     startingAfter?: string;
 }
+/** A bulk job's file: its text (CSV or NDJSON) or bytes. */
+export type BulkJobFile = string | Uint8Array;
+export interface BulkJobCreateOptions extends RequestOptions {
+    /** `text/csv` (default: a header row naming `phone`, optionally `country`) or `application/x-ndjson`. */
+    contentType?: "text/csv" | "application/x-ndjson";
+    /** Default: a fresh UUID per call, kept across its retries; the same key and file answer the same job. */
+    idempotencyKey?: string;
+}
+export interface BulkJobsOptions extends RequestOptions {
+    /** Jobs per request, 1 to 100 (default 20). */
+    limit?: number;
+}
+export interface BulkJobsPageOptions extends BulkJobsOptions {
+    /** The `id` of the last job of the previous page. */
+    startingAfter?: string;
+}
+export interface BulkJobWaitOptions extends RequestOptions {
+    /** Milliseconds between polls (default 1 000). */
+    pollInterval?: number;
+    /** Sees each state of the job while it runs. */
+    onProgress?: (job: BulkJob) => void;
+}
+export interface BulkJobResultsOptions extends RequestOptions {
+    /** `ndjson` (default: one JSON object per line) or `csv`. */
+    format?: "ndjson" | "csv";
+    /** The `index` of the last item you have: the results continue after it. */
+    startingAfter?: number;
+}
+/** `client.bulkJobs`: lists of up to 100,000 numbers, answered on the server's workers. */
+export interface BulkJobs {
+    /** Uploads a list; the job comes back queued (202). */
+    create(product: Product, file: BulkJobFile, options?: BulkJobCreateOptions): Promise<APIResponse<BulkJob, BulkJobMeta>>;
+    /** Every job of the key's mode, newest first, a page at a time. */
+    list(options?: BulkJobsOptions): AsyncGenerator<BulkJob, void, undefined>;
+    page(options?: BulkJobsPageOptions): Promise<APIResponse<BulkJobsPage, BulkJobMeta>>;
+    get(jobId: string, options?: RequestOptions): Promise<APIResponse<BulkJob, BulkJobMeta>>;
+    /** Cancels the job if it runs, and deletes its input and results at once. */
+    delete(jobId: string, options?: RequestOptions): Promise<APIResponse<BulkJob, BulkJobMeta>>;
+    /** Polls the job until it has finished. */
+    wait(jobId: string, options?: BulkJobWaitOptions): Promise<BulkJob>;
+    /** The results as they stream in, one line (NDJSON object or CSV row) at a time. */
+    results(jobId: string, options?: BulkJobResultsOptions): AsyncGenerator<string, void, undefined>;
+}
 export interface RetryEvent {
     retry: number;
     /** Milliseconds before the retry. */
@@ -105,6 +148,8 @@ export declare class Client {
      * is an item with an inline `error` and is not charged.
      */
     bulk<P extends Product>(product: P, inputs: readonly LookupInput[], options?: BulkOptions): Promise<APIResponse<BulkResult<P>, BulkMeta>>;
+    /** Bulk jobs: upload a list, follow it, stream its results, delete it. */
+    readonly bulkJobs: BulkJobs;
     /** The key, its quota, this month's usage (by product) and its rate limit. Free. */
     account(options?: RequestOptions): Promise<APIResponse<Account, AccountMeta>>;
     /**

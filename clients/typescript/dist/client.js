@@ -31,6 +31,10 @@ const BULK_PATH = "/v1/data/bulk-lookups";
 const ACCOUNT_PATH = "/v1/data/account";
 const EVENTS_PATH = "/v1/data/events";
 const PRODUCTS_PATH = "/v1/data/products";
+const BULK_JOBS_PATH = "/v1/data/bulk-jobs";
+const BULK_JOB_PATH = "/v1/data/bulk-jobs/{job_id}";
+const BULK_JOB_RESULTS_PATH = "/v1/data/bulk-jobs/{job_id}/results";
+const FINISHED = ["succeeded", "canceled", "failed"];
 // Not in the served document yet (the sandbox is being built); a plain string until it is.
 const TEST_NUMBERS_PATH = "/v1/data/test-numbers";
 export class Client {
@@ -103,6 +107,86 @@ export class Client {
             const items = result.items.map((item) => item.data === undefined ? item : { ...item, data: withFound(item.data) });
             return { ...result, items };
         });
+    }
+    /** Bulk jobs: upload a list, follow it, stream its results, delete it. */
+    bulkJobs = {
+        create: (product, file, options = {}) => {
+            const { contentType = "text/csv", idempotencyKey, ...request } = options;
+            const path = `${BULK_JOBS_PATH}?${new URLSearchParams({ product })}`;
+            return this.#lookupCall({ method: "POST", path, raw: { content: file, contentType }, ...request }, idempotencyKey, (data) => data);
+        },
+        list: (options = {}) => this.#bulkJobs(options),
+        page: (options = {}) => {
+            const { limit, startingAfter, ...request } = options;
+            const query = new URLSearchParams();
+            if (limit !== undefined)
+                query.set("limit", String(limit));
+            if (startingAfter !== undefined)
+                query.set("startingAfter", startingAfter);
+            const path = query.toString() ? `${BULK_JOBS_PATH}?${query}` : BULK_JOBS_PATH;
+            return this.#call({ method: "GET", path, ...request }, (data) => data);
+        },
+        get: (jobId, options = {}) => this.#call({ method: "GET", path: jobPath(jobId), ...options }, (data) => data),
+        delete: (jobId, options = {}) => this.#call({ method: "DELETE", path: jobPath(jobId), ...options }, (data) => data),
+        wait: async (jobId, options = {}) => {
+            const { pollInterval = 1000, onProgress, ...request } = options;
+            for (;;) {
+                const job = (await this.bulkJobs.get(jobId, request)).data;
+                onProgress?.(job);
+                if (FINISHED.includes(job.status))
+                    return job;
+                await sleep(pollInterval, request.signal);
+            }
+        },
+        results: (jobId, options = {}) => this.#bulkJobResults(jobId, options),
+    };
+    async *#bulkJobs(options) {
+        let startingAfter;
+        for (;;) {
+            const page = (await this.bulkJobs.page(startingAfter ? { ...options, startingAfter } : options)).data;
+            yield* page.items;
+            const last = page.items.at(-1);
+            if (!page.hasMore || last === undefined)
+                return;
+            startingAfter = last.id;
+        }
+    }
+    async *#bulkJobResults(jobId, options) {
+        const { format = "ndjson", startingAfter, signal } = options;
+        const query = startingAfter === undefined ? "" : `?startingAfter=${startingAfter}`;
+        const headers = {
+            Accept: format === "csv" ? "text/csv" : "application/x-ndjson",
+            "User-Agent": `phoneintel-client-ts/${VERSION} node/${process.versions.node}`,
+        };
+        if (this.#apiKey)
+            headers.Authorization = `Bearer ${this.#apiKey}`;
+        const path = BULK_JOB_RESULTS_PATH.replace("{job_id}", encodeURIComponent(jobId));
+        let response;
+        try {
+            response = await this.#fetch(this.baseUrl + path + query, {
+                headers,
+                ...(signal ? { signal } : {}),
+            });
+        }
+        catch (caught) {
+            if (signal?.aborted)
+                throw signal.reason;
+            throw new APIConnectionError(`GET ${path}: ${describe(caught)}`, { cause: caught });
+        }
+        if (response.status !== 200 || response.body === null) {
+            throw errorFrom(response.status, parseJson(await response.text()), response.headers);
+        }
+        const decoder = new TextDecoder();
+        let rest = "";
+        for await (const bytes of response.body) {
+            rest += decoder.decode(bytes, { stream: true });
+            const lines = rest.split("\n");
+            rest = lines.pop() ?? "";
+            yield* lines;
+        }
+        rest += decoder.decode();
+        if (rest)
+            yield rest;
     }
     /** The key, its quota, this month's usage (by product) and its rate limit. Free. */
     account(options = {}) {
@@ -228,11 +312,14 @@ export class Client {
             headers["Idempotency-Key"] = call.idempotencyKey;
         if (call.body !== undefined)
             headers["Content-Type"] = "application/json";
+        if (call.raw !== undefined)
+            headers["Content-Type"] = call.raw.contentType;
+        const body = call.raw !== undefined ? call.raw.content : JSON.stringify(call.body);
         try {
             const response = await this.#fetch(this.baseUrl + call.path, {
                 method: call.method,
                 headers,
-                ...(call.body !== undefined ? { body: JSON.stringify(call.body) } : {}),
+                ...(call.body !== undefined || call.raw !== undefined ? { body } : {}),
                 signal: controller.signal,
             });
             // Read whole inside the timeout: an answer cut off half-way is no answer.
@@ -290,6 +377,9 @@ function structuredItem(value) {
             params[key.trim()] = Number(number);
     }
     return { name: name.replace(/^"|"$/g, ""), params };
+}
+function jobPath(jobId) {
+    return BULK_JOB_PATH.replace("{job_id}", encodeURIComponent(jobId));
 }
 function lookupInput(input) {
     if (typeof input === "string")

@@ -23,6 +23,7 @@ export interface StatusCodes {
     404: EnvelopeCode<Schemas["ErrorEnvelope404"]>;
     405: EnvelopeCode<Schemas["ErrorEnvelope405"]>;
     409: EnvelopeCode<Schemas["ErrorEnvelope409"]>;
+    410: EnvelopeCode<Schemas["ErrorEnvelope410"]>;
     413: EnvelopeCode<Schemas["ErrorEnvelope413"]>;
     422: EnvelopeCode<Schemas["ErrorEnvelope422"]>;
     429: EnvelopeCode<Schemas["ErrorEnvelope429"]>;
@@ -131,6 +132,20 @@ export declare class IdempotencyInProgressError extends ConflictError {
 export declare class IdempotencyConflictError extends ConflictError {
     name: string;
     readonly code: "idempotency_conflict";
+}
+/** A bulk job's results asked for before it finished; ask again once it has. */
+export declare class BulkJobNotFinishedError extends ConflictError {
+    name: string;
+    readonly code: "bulk_job_not_finished";
+}
+/** 410: what was asked for is gone for good (a bulk job's results after `expiresAt`). */
+export declare class GoneError extends APIError {
+    name: string;
+    readonly code: StatusCodes[410] | "unexpected_response";
+}
+export declare class BulkJobExpiredError extends GoneError {
+    name: string;
+    readonly code: "bulk_job_expired";
 }
 export declare class PayloadTooLargeError extends APIError {
     name: string;

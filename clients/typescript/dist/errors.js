@@ -92,6 +92,17 @@ export class IdempotencyInProgressError extends ConflictError {
 export class IdempotencyConflictError extends ConflictError {
     name = "IdempotencyConflictError";
 }
+/** A bulk job's results asked for before it finished; ask again once it has. */
+export class BulkJobNotFinishedError extends ConflictError {
+    name = "BulkJobNotFinishedError";
+}
+/** 410: what was asked for is gone for good (a bulk job's results after `expiresAt`). */
+export class GoneError extends APIError {
+    name = "GoneError";
+}
+export class BulkJobExpiredError extends GoneError {
+    name = "BulkJobExpiredError";
+}
 export class PayloadTooLargeError extends APIError {
     name = "PayloadTooLargeError";
 }
@@ -133,6 +144,7 @@ export const STATUS_ERRORS = {
     404: NotFoundError,
     405: MethodNotAllowedError,
     409: ConflictError,
+    410: GoneError,
     413: PayloadTooLargeError,
     422: ValidationError,
     429: RateLimitError,
@@ -154,6 +166,8 @@ export const CODE_ERRORS = {
     method_not_allowed: MethodNotAllowedError,
     idempotency_in_progress: IdempotencyInProgressError,
     idempotency_conflict: IdempotencyConflictError,
+    bulk_job_not_finished: BulkJobNotFinishedError,
+    bulk_job_expired: BulkJobExpiredError,
     payload_too_large: PayloadTooLargeError,
     validation_error: ValidationError,
     invalid_phone: InvalidPhoneError,

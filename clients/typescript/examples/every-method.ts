@@ -102,6 +102,23 @@ console.log(events.data.hasMore, events.data.items.length, events.meta.unitsChar
 // @ts-expect-error not an event type of the contract
 client.events({ type: "key.deleted" });
 
+const job = await client.bulkJobs.create("carrier-lookup", "phone\n+447912345678\n", {
+  idempotencyKey: "crm-export-2026-11-28",
+});
+const finished = await client.bulkJobs.wait(job.data.id, {
+  pollInterval: 2000,
+  onProgress: (progress) => console.log(progress.processed, "of", progress.total),
+});
+const status: "succeeded" | "failed" | "canceled" | "queued" | "running" = finished.status;
+console.log(status, finished.charged, finished.itemErrors, finished.expiresAt ?? "not yet");
+for await (const line of client.bulkJobs.results(job.data.id, { format: "csv", startingAfter: 99 })) {
+  console.log(line);
+}
+for await (const earlier of client.bulkJobs.list({ limit: 50 })) console.log(earlier.id);
+await client.bulkJobs.delete(job.data.id);
+// @ts-expect-error not a product
+client.bulkJobs.create("email-validation", "phone\n");
+
 const products = await client.products();
 for (const product of products.data.products) {
   console.log(

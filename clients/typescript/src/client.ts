@@ -22,6 +22,9 @@ import type {
   Account,
   AccountMeta,
   APIResponse,
+  BulkJob,
+  BulkJobMeta,
+  BulkJobsPage,
   BulkMeta,
   BulkResult,
   Event,
@@ -64,6 +67,10 @@ const BULK_PATH = "/v1/data/bulk-lookups" satisfies Path;
 const ACCOUNT_PATH = "/v1/data/account" satisfies Path;
 const EVENTS_PATH = "/v1/data/events" satisfies Path;
 const PRODUCTS_PATH = "/v1/data/products" satisfies Path;
+const BULK_JOBS_PATH = "/v1/data/bulk-jobs" satisfies Path;
+const BULK_JOB_PATH = "/v1/data/bulk-jobs/{job_id}" satisfies Path;
+const BULK_JOB_RESULTS_PATH = "/v1/data/bulk-jobs/{job_id}/results" satisfies Path;
+const FINISHED: readonly string[] = ["succeeded", "canceled", "failed"];
 // Not in the served document yet (the sandbox is being built); a plain string until it is.
 const TEST_NUMBERS_PATH = "/v1/data/test-numbers";
 
@@ -118,6 +125,60 @@ export interface EventsPageOptions extends EventsOptions {
   startingAfter?: string;
 }
 
+/** A bulk job's file: its text (CSV or NDJSON) or bytes. */
+export type BulkJobFile = string | Uint8Array;
+
+export interface BulkJobCreateOptions extends RequestOptions {
+  /** `text/csv` (default: a header row naming `phone`, optionally `country`) or `application/x-ndjson`. */
+  contentType?: "text/csv" | "application/x-ndjson";
+  /** Default: a fresh UUID per call, kept across its retries; the same key and file answer the same job. */
+  idempotencyKey?: string;
+}
+
+export interface BulkJobsOptions extends RequestOptions {
+  /** Jobs per request, 1 to 100 (default 20). */
+  limit?: number;
+}
+
+export interface BulkJobsPageOptions extends BulkJobsOptions {
+  /** The `id` of the last job of the previous page. */
+  startingAfter?: string;
+}
+
+export interface BulkJobWaitOptions extends RequestOptions {
+  /** Milliseconds between polls (default 1 000). */
+  pollInterval?: number;
+  /** Sees each state of the job while it runs. */
+  onProgress?: (job: BulkJob) => void;
+}
+
+export interface BulkJobResultsOptions extends RequestOptions {
+  /** `ndjson` (default: one JSON object per line) or `csv`. */
+  format?: "ndjson" | "csv";
+  /** The `index` of the last item you have: the results continue after it. */
+  startingAfter?: number;
+}
+
+/** `client.bulkJobs`: lists of up to 100,000 numbers, answered on the server's workers. */
+export interface BulkJobs {
+  /** Uploads a list; the job comes back queued (202). */
+  create(
+    product: Product,
+    file: BulkJobFile,
+    options?: BulkJobCreateOptions,
+  ): Promise<APIResponse<BulkJob, BulkJobMeta>>;
+  /** Every job of the key's mode, newest first, a page at a time. */
+  list(options?: BulkJobsOptions): AsyncGenerator<BulkJob, void, undefined>;
+  page(options?: BulkJobsPageOptions): Promise<APIResponse<BulkJobsPage, BulkJobMeta>>;
+  get(jobId: string, options?: RequestOptions): Promise<APIResponse<BulkJob, BulkJobMeta>>;
+  /** Cancels the job if it runs, and deletes its input and results at once. */
+  delete(jobId: string, options?: RequestOptions): Promise<APIResponse<BulkJob, BulkJobMeta>>;
+  /** Polls the job until it has finished. */
+  wait(jobId: string, options?: BulkJobWaitOptions): Promise<BulkJob>;
+  /** The results as they stream in, one line (NDJSON object or CSV row) at a time. */
+  results(jobId: string, options?: BulkJobResultsOptions): AsyncGenerator<string, void, undefined>;
+}
+
 export interface RetryEvent {
   retry: number;
   /** Milliseconds before the retry. */
@@ -129,9 +190,11 @@ export interface RetryEvent {
 }
 
 interface Call {
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "DELETE";
   path: string;
   body?: unknown;
+  /** A body that is not JSON (a bulk job's file), with its Content-Type. */
+  raw?: { content: BulkJobFile; contentType: string };
   idempotencyKey?: string;
   signal?: AbortSignal | undefined;
   timeout?: number | undefined;
@@ -244,6 +307,92 @@ export class Client {
         return { ...result, items };
       },
     );
+  }
+
+  /** Bulk jobs: upload a list, follow it, stream its results, delete it. */
+  readonly bulkJobs: BulkJobs = {
+    create: (product, file, options = {}) => {
+      const { contentType = "text/csv", idempotencyKey, ...request } = options;
+      const path = `${BULK_JOBS_PATH}?${new URLSearchParams({ product })}`;
+      return this.#lookupCall(
+        { method: "POST", path, raw: { content: file, contentType }, ...request },
+        idempotencyKey,
+        (data) => data as BulkJob,
+      );
+    },
+    list: (options = {}) => this.#bulkJobs(options),
+    page: (options = {}) => {
+      const { limit, startingAfter, ...request } = options;
+      const query = new URLSearchParams();
+      if (limit !== undefined) query.set("limit", String(limit));
+      if (startingAfter !== undefined) query.set("startingAfter", startingAfter);
+      const path = query.toString() ? `${BULK_JOBS_PATH}?${query}` : BULK_JOBS_PATH;
+      return this.#call({ method: "GET", path, ...request }, (data) => data as BulkJobsPage);
+    },
+    get: (jobId, options = {}) =>
+      this.#call({ method: "GET", path: jobPath(jobId), ...options }, (data) => data as BulkJob),
+    delete: (jobId, options = {}) =>
+      this.#call({ method: "DELETE", path: jobPath(jobId), ...options }, (data) => data as BulkJob),
+    wait: async (jobId, options = {}) => {
+      const { pollInterval = 1000, onProgress, ...request } = options;
+      for (;;) {
+        const job = (await this.bulkJobs.get(jobId, request)).data;
+        onProgress?.(job);
+        if (FINISHED.includes(job.status)) return job;
+        await sleep(pollInterval, request.signal);
+      }
+    },
+    results: (jobId, options = {}) => this.#bulkJobResults(jobId, options),
+  };
+
+  async *#bulkJobs(options: BulkJobsOptions): AsyncGenerator<BulkJob, void, undefined> {
+    let startingAfter: string | undefined;
+    for (;;) {
+      const page = (
+        await this.bulkJobs.page(startingAfter ? { ...options, startingAfter } : options)
+      ).data;
+      yield* page.items;
+      const last = page.items.at(-1);
+      if (!page.hasMore || last === undefined) return;
+      startingAfter = last.id;
+    }
+  }
+
+  async *#bulkJobResults(
+    jobId: string,
+    options: BulkJobResultsOptions,
+  ): AsyncGenerator<string, void, undefined> {
+    const { format = "ndjson", startingAfter, signal } = options;
+    const query = startingAfter === undefined ? "" : `?startingAfter=${startingAfter}`;
+    const headers: Record<string, string> = {
+      Accept: format === "csv" ? "text/csv" : "application/x-ndjson",
+      "User-Agent": `phoneintel-client-ts/${VERSION} node/${process.versions.node}`,
+    };
+    if (this.#apiKey) headers.Authorization = `Bearer ${this.#apiKey}`;
+    const path = BULK_JOB_RESULTS_PATH.replace("{job_id}", encodeURIComponent(jobId));
+    let response: Response;
+    try {
+      response = await this.#fetch(this.baseUrl + path + query, {
+        headers,
+        ...(signal ? { signal } : {}),
+      });
+    } catch (caught) {
+      if (signal?.aborted) throw signal.reason;
+      throw new APIConnectionError(`GET ${path}: ${describe(caught)}`, { cause: caught });
+    }
+    if (response.status !== 200 || response.body === null) {
+      throw errorFrom(response.status, parseJson(await response.text()), response.headers);
+    }
+    const decoder = new TextDecoder();
+    let rest = "";
+    for await (const bytes of response.body) {
+      rest += decoder.decode(bytes, { stream: true });
+      const lines = rest.split("\n");
+      rest = lines.pop() ?? "";
+      yield* lines;
+    }
+    rest += decoder.decode();
+    if (rest) yield rest;
   }
 
   /** The key, its quota, this month's usage (by product) and its rate limit. Free. */
@@ -380,11 +529,13 @@ export class Client {
     if (this.#apiKey) headers.Authorization = `Bearer ${this.#apiKey}`;
     if (call.idempotencyKey) headers["Idempotency-Key"] = call.idempotencyKey;
     if (call.body !== undefined) headers["Content-Type"] = "application/json";
+    if (call.raw !== undefined) headers["Content-Type"] = call.raw.contentType;
+    const body = call.raw !== undefined ? call.raw.content : JSON.stringify(call.body);
     try {
       const response = await this.#fetch(this.baseUrl + call.path, {
         method: call.method,
         headers,
-        ...(call.body !== undefined ? { body: JSON.stringify(call.body) } : {}),
+        ...(call.body !== undefined || call.raw !== undefined ? { body } : {}),
         signal: controller.signal,
       });
       // Read whole inside the timeout: an answer cut off half-way is no answer.
@@ -439,6 +590,10 @@ function structuredItem(
     if (key && number && /^-?\d+$/.test(number)) params[key.trim()] = Number(number);
   }
   return { name: name.replace(/^"|"$/g, ""), params };
+}
+
+function jobPath(jobId: string): string {
+  return BULK_JOB_PATH.replace("{job_id}", encodeURIComponent(jobId));
 }
 
 function lookupInput(input: LookupInput): { phone: string; country?: string } {

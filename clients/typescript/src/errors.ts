@@ -24,6 +24,7 @@ export interface StatusCodes {
   404: EnvelopeCode<Schemas["ErrorEnvelope404"]>;
   405: EnvelopeCode<Schemas["ErrorEnvelope405"]>;
   409: EnvelopeCode<Schemas["ErrorEnvelope409"]>;
+  410: EnvelopeCode<Schemas["ErrorEnvelope410"]>;
   413: EnvelopeCode<Schemas["ErrorEnvelope413"]>;
   422: EnvelopeCode<Schemas["ErrorEnvelope422"]>;
   429: EnvelopeCode<Schemas["ErrorEnvelope429"]>;
@@ -157,6 +158,22 @@ export class IdempotencyConflictError extends ConflictError {
   declare readonly code: "idempotency_conflict";
 }
 
+/** A bulk job's results asked for before it finished; ask again once it has. */
+export class BulkJobNotFinishedError extends ConflictError {
+  override name = "BulkJobNotFinishedError";
+  declare readonly code: "bulk_job_not_finished";
+}
+
+/** 410: what was asked for is gone for good (a bulk job's results after `expiresAt`). */
+export class GoneError extends APIError {
+  override name = "GoneError";
+  declare readonly code: StatusCodes[410] | "unexpected_response";
+}
+export class BulkJobExpiredError extends GoneError {
+  override name = "BulkJobExpiredError";
+  declare readonly code: "bulk_job_expired";
+}
+
 export class PayloadTooLargeError extends APIError {
   override name = "PayloadTooLargeError";
   declare readonly code: StatusCodes[413] | "unexpected_response";
@@ -214,6 +231,7 @@ export const STATUS_ERRORS: { readonly [S in keyof StatusCodes]: ErrorClass } = 
   404: NotFoundError,
   405: MethodNotAllowedError,
   409: ConflictError,
+  410: GoneError,
   413: PayloadTooLargeError,
   422: ValidationError,
   429: RateLimitError,
@@ -238,6 +256,8 @@ export const CODE_ERRORS: {
   method_not_allowed: MethodNotAllowedError,
   idempotency_in_progress: IdempotencyInProgressError,
   idempotency_conflict: IdempotencyConflictError,
+  bulk_job_not_finished: BulkJobNotFinishedError,
+  bulk_job_expired: BulkJobExpiredError,
   payload_too_large: PayloadTooLargeError,
   validation_error: ValidationError,
   invalid_phone: InvalidPhoneError,

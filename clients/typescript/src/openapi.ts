@@ -24,6 +24,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/data/bulk-jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your bulk jobs
+         * @description The key's account's bulk jobs in the key's mode, newest first. Page with `limit` and `startingAfter` (the last `id` you read) while `hasMore` is true. Any other query parameter, or a value not described here, is 422 `validation_error` naming the parameter. Free.
+         */
+        get: operations["listBulkJobs"];
+        put?: never;
+        /**
+         * Bulk job: upload a list of up to 100,000 numbers
+         * @description Uploads a list of up to 100,000 numbers to be answered with one product on our workers. The body is the file: `text/csv` with a header row naming `phone` and optionally `country` (UTF-8, a BOM allowed; other columns are ignored; an empty `country` means none) or `application/x-ndjson` (one `{"phone", "country"?}` per line), at most 8 MiB. The file is checked before anything is stored: another content type, text that is not UTF-8, no `phone` column, a line that is not JSON, no rows or more than 100,000 are 422; a body over 8 MiB is 413. Nothing is charged then.
+         *
+         *     The answer is 202 with the job and its `Location`. Items are answered in chunks, in order, each checked on its own as a bulk item (`invalid_phone`, `validation_error`, uncharged) and charged 1 unit as a lookup is, exactly once. When the key's quota or the account's allowance runs out, the remaining items are answered `quota_exceeded`, uncharged, and the job still succeeds. Poll the job (or take the `bulk_job.succeeded` webhook), then download its results, kept 24 hours.
+         *
+         *     The `Idempotency-Key` header is required: the same key with the same file answers the same job (`Idempotent-Replayed: true`); with another file, 409 `idempotency_conflict`. A key restricted to other products is 403 `product_not_permitted` (`details[0].field` `product`). A test key answers from the test numbers; a trigger number in its file answers that error for the whole upload, as in a bulk call.
+         */
+        post: operations["createBulkJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/data/bulk-jobs/{job_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A bulk job
+         * @description The job and its progress. Another account's job, or one of the other mode, is 404. Free.
+         */
+        get: operations["getBulkJob"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a bulk job and delete its data
+         * @description Cancels the job if it has not finished (items already answered stay charged; the rest are not answered) and deletes its input and results at once. Answers the job, `canceled` if it was still running. Doing it again changes nothing. Free.
+         */
+        delete: operations["deleteBulkJob"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/data/bulk-jobs/{job_id}/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A bulk job's results
+         * @description Every item in input order, streamed: NDJSON by default, one `{"index", "data"}` (the product's result, as a bulk item) or `{"index", "error": {"code", "message"}}` per line; with `Accept: text/csv`, CSV with a header row: `index`, the product's fields flattened (`risk.score`; a list space-separated), `errorMessage` and `errorCode`. There once the job has finished (409 `bulk_job_not_finished` before), until `expiresAt` (410 `bulk_job_expired` after, or once deleted). Free.
+         */
+        get: operations["getBulkJobResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/data/bulk-lookups": {
         parameters: {
             query?: never;
@@ -526,6 +598,72 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "bulk_job.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event bulk_job.succeeded
+         * @description A bulk job answered every item: its results can be downloaded for 24 hours. Counts only, never a number.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_bulk_job_succeeded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "bulk_job.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event bulk_job.failed
+         * @description A bulk job stopped because its key stopped working (revoked, expired, inactive): the rest of its items are answered with that error, uncharged.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_bulk_job_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "bulk_job.canceled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event bulk_job.canceled
+         * @description A bulk job was canceled before it finished, and its data deleted; the items answered before stay charged.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_bulk_job_canceled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -631,6 +769,80 @@ export interface components {
          * @enum {string}
          */
         BulkItemErrorCodeEnum: "invalid_phone" | "validation_error" | "test_number_required";
+        BulkJob: {
+            /** @description `job_` and 26 characters. */
+            id: string;
+            product: components["schemas"]["ProductEnum"];
+            /**
+             * @description `queued`, then `running` while workers answer its chunks, then `succeeded` (every item answered, errors inline), `failed` (its key stopped working: the rest are answered with the key's error, uncharged) or `canceled`.
+             *
+             *     * `queued` - queued
+             *     * `running` - running
+             *     * `succeeded` - succeeded
+             *     * `canceled` - canceled
+             *     * `failed` - failed
+             */
+            status: components["schemas"]["StatusEnum"];
+            /** @description Rows in the file. */
+            total: number;
+            /** @description Items answered so far. */
+            processed: number;
+            /** @description Units charged so far. */
+            charged: number;
+            /** @description Items answered with an error (`invalid_phone`, `validation_error`, `test_number_required`, `quota_exceeded`), none charged. */
+            itemErrors: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            startedAt: string | null;
+            /** Format: date-time */
+            finishedAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the input and results are deleted: 24 hours after the job finished; null before.
+             */
+            expiresAt: string | null;
+        };
+        BulkJobResponse: {
+            data: components["schemas"]["BulkJob"];
+            meta: components["schemas"]["BulkJobResponseMeta"];
+        };
+        BulkJobResponseMeta: {
+            usage: components["schemas"]["Usage"];
+            /** @description Equals the X-Request-Id header. */
+            requestId: string;
+            /**
+             * @description `test` when a sandbox key (`pi_beta_test_…`) made the call: the answer comes from the test numbers, never from real data, and the units are test usage.
+             *
+             *     * `live` - live
+             *     * `test` - test
+             */
+            mode: components["schemas"]["ModeEnum"];
+            unitsCharged: number;
+        };
+        BulkJobsPage: {
+            /** @description Newest first. */
+            items: components["schemas"]["BulkJob"][];
+            /** @description Whether older jobs follow: ask again with `startingAfter` set to the last item's `id`. */
+            hasMore: boolean;
+        };
+        BulkJobsResponse: {
+            data: components["schemas"]["BulkJobsPage"];
+            meta: components["schemas"]["BulkJobsResponseMeta"];
+        };
+        BulkJobsResponseMeta: {
+            usage: components["schemas"]["Usage"];
+            /** @description Equals the X-Request-Id header. */
+            requestId: string;
+            /**
+             * @description `test` when a sandbox key (`pi_beta_test_…`) made the call: the answer comes from the test numbers, never from real data, and the units are test usage.
+             *
+             *     * `live` - live
+             *     * `test` - test
+             */
+            mode: components["schemas"]["ModeEnum"];
+            unitsCharged: number;
+        };
         /**
          * @description The bulk body: documented in the OpenAPI document, and checked (one level deep) by
          *     `bulk_request` through `_BulkEnvelope`.
@@ -737,6 +949,8 @@ export interface components {
          *     * `method_not_allowed` - method_not_allowed
          *     * `idempotency_in_progress` - idempotency_in_progress
          *     * `idempotency_conflict` - idempotency_conflict
+         *     * `bulk_job_not_finished` - bulk_job_not_finished
+         *     * `bulk_job_expired` - bulk_job_expired
          *     * `payload_too_large` - payload_too_large
          *     * `validation_error` - validation_error
          *     * `invalid_phone` - invalid_phone
@@ -747,7 +961,7 @@ export interface components {
          *     * `service_unavailable` - service_unavailable
          * @enum {string}
          */
-        ErrorCodeEnum: "invalid_json" | "idempotency_key_required" | "missing_api_key" | "invalid_api_key" | "expired_api_key" | "revoked_api_key" | "inactive_api_key" | "product_not_permitted" | "address_not_permitted" | "not_found" | "method_not_allowed" | "idempotency_in_progress" | "idempotency_conflict" | "payload_too_large" | "validation_error" | "invalid_phone" | "test_number_required" | "rate_limited" | "quota_exceeded" | "server_error" | "service_unavailable";
+        ErrorCodeEnum: "invalid_json" | "idempotency_key_required" | "missing_api_key" | "invalid_api_key" | "expired_api_key" | "revoked_api_key" | "inactive_api_key" | "product_not_permitted" | "address_not_permitted" | "not_found" | "method_not_allowed" | "idempotency_in_progress" | "idempotency_conflict" | "bulk_job_not_finished" | "bulk_job_expired" | "payload_too_large" | "validation_error" | "invalid_phone" | "test_number_required" | "rate_limited" | "quota_exceeded" | "server_error" | "service_unavailable";
         ErrorDetail: {
             /** @description JSON Pointer into the body (`/phone`, `/inputs/3/phone`), a header name, or a query parameter's name (`limit`). */
             field: string;
@@ -1000,6 +1214,15 @@ export interface components {
          * @enum {string}
          */
         RiskReasonEnum: "recent_scam_or_fraud_reports" | "recent_other_reports" | "older_reports" | "risky_number_type" | "exposed_number";
+        /**
+         * @description * `queued` - queued
+         *     * `running` - running
+         *     * `succeeded` - succeeded
+         *     * `canceled` - canceled
+         *     * `failed` - failed
+         * @enum {string}
+         */
+        StatusEnum: "queued" | "running" | "succeeded" | "canceled" | "failed";
         TestNumber: {
             /** @description The number in E.164 (or, for the invalid one, the text to send). */
             phone: string;
@@ -1482,8 +1705,146 @@ export interface components {
                 endpointId: number;
             };
         };
+        /**
+         * @description A bulk job answered every item: its results can be downloaded for 24 hours. Counts only, never a number.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "bulk_job.succeeded",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "system"
+         *       },
+         *       "data": {
+         *         "jobId": "job_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *         "keyPrefix": "pi_beta_4fK9xQ2m",
+         *         "product": "carrier-lookup",
+         *         "total": 100000,
+         *         "processed": 100000,
+         *         "charged": 99873,
+         *         "itemErrors": 127
+         *       }
+         *     }
+         */
+        BulkJobSucceededEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "bulk_job.succeeded";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The job: `job_` and 26 characters. */
+                jobId: string;
+                /** @description The key's display prefix (`pi_beta_…` or `pi_beta_test_…` and 8 characters): never the key. */
+                keyPrefix: string;
+                product: string;
+                total: number;
+                processed: number;
+                charged: number;
+                itemErrors: number;
+            };
+        };
+        /**
+         * @description A bulk job stopped because its key stopped working (revoked, expired, inactive): the rest of its items are answered with that error, uncharged.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "bulk_job.failed",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "system"
+         *       },
+         *       "data": {
+         *         "jobId": "job_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *         "keyPrefix": "pi_beta_4fK9xQ2m",
+         *         "product": "carrier-lookup",
+         *         "total": 100000,
+         *         "processed": 100000,
+         *         "charged": 99873,
+         *         "itemErrors": 127
+         *       }
+         *     }
+         */
+        BulkJobFailedEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "bulk_job.failed";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The job: `job_` and 26 characters. */
+                jobId: string;
+                /** @description The key's display prefix (`pi_beta_…` or `pi_beta_test_…` and 8 characters): never the key. */
+                keyPrefix: string;
+                product: string;
+                total: number;
+                processed: number;
+                charged: number;
+                itemErrors: number;
+            };
+        };
+        /**
+         * @description A bulk job was canceled before it finished, and its data deleted; the items answered before stay charged.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "bulk_job.canceled",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "developer"
+         *       },
+         *       "data": {
+         *         "jobId": "job_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *         "keyPrefix": "pi_beta_4fK9xQ2m",
+         *         "product": "carrier-lookup",
+         *         "total": 100000,
+         *         "processed": 42000,
+         *         "charged": 41873,
+         *         "itemErrors": 127
+         *       }
+         *     }
+         */
+        BulkJobCanceledEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "bulk_job.canceled";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The job: `job_` and 26 characters. */
+                jobId: string;
+                /** @description The key's display prefix (`pi_beta_…` or `pi_beta_test_…` and 8 characters): never the key. */
+                keyPrefix: string;
+                product: string;
+                total: number;
+                processed: number;
+                charged: number;
+                itemErrors: number;
+            };
+        };
         /** @description Something that happened to your account; `type` says which, and `data` has that type's fields. Never holds a key, a secret or a looked-up number. */
-        Event: components["schemas"]["KeyCreatedEvent"] | components["schemas"]["KeyRolledEvent"] | components["schemas"]["KeyRevokedEvent"] | components["schemas"]["KeyRestrictedEvent"] | components["schemas"]["KeyExpiringEvent"] | components["schemas"]["KeyExpiredEvent"] | components["schemas"]["QuotaThresholdReachedEvent"] | components["schemas"]["AllowanceThresholdReachedEvent"] | components["schemas"]["AccessApprovedEvent"] | components["schemas"]["AccessSuspendedEvent"] | components["schemas"]["WebhookTestEvent"];
+        Event: components["schemas"]["KeyCreatedEvent"] | components["schemas"]["KeyRolledEvent"] | components["schemas"]["KeyRevokedEvent"] | components["schemas"]["KeyRestrictedEvent"] | components["schemas"]["KeyExpiringEvent"] | components["schemas"]["KeyExpiredEvent"] | components["schemas"]["QuotaThresholdReachedEvent"] | components["schemas"]["AllowanceThresholdReachedEvent"] | components["schemas"]["AccessApprovedEvent"] | components["schemas"]["AccessSuspendedEvent"] | components["schemas"]["WebhookTestEvent"] | components["schemas"]["BulkJobSucceededEvent"] | components["schemas"]["BulkJobFailedEvent"] | components["schemas"]["BulkJobCanceledEvent"];
         /** @description The error envelope of a 400 answer: `error.code` is one of `invalid_json`, `idempotency_key_required`. */
         ErrorEnvelope400: {
             error?: {
@@ -1519,11 +1880,18 @@ export interface components {
                 code?: "method_not_allowed";
             };
         } & components["schemas"]["ErrorEnvelope"];
-        /** @description The error envelope of a 409 answer: `error.code` is one of `idempotency_in_progress`, `idempotency_conflict`. */
+        /** @description The error envelope of a 409 answer: `error.code` is one of `idempotency_in_progress`, `idempotency_conflict`, `bulk_job_not_finished`. */
         ErrorEnvelope409: {
             error?: {
                 /** @enum {unknown} */
-                code?: "idempotency_in_progress" | "idempotency_conflict";
+                code?: "idempotency_in_progress" | "idempotency_conflict" | "bulk_job_not_finished";
+            };
+        } & components["schemas"]["ErrorEnvelope"];
+        /** @description The error envelope of a 410 answer: `error.code` is one of `bulk_job_expired`. */
+        ErrorEnvelope410: {
+            error?: {
+                /** @enum {unknown} */
+                code?: "bulk_job_expired";
             };
         } & components["schemas"]["ErrorEnvelope"];
         /** @description The error envelope of a 413 answer: `error.code` is one of `payload_too_large`. */
@@ -1660,6 +2028,941 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope405"];
+                };
+            };
+            /** @description The request body is over 32 KiB. Nothing is charged. */
+            413: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope413"];
+                };
+            };
+            /** @description The request failed validation; `error.details` names each field by JSON Pointer. Nothing is charged. */
+            422: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope422"];
+                };
+            };
+            /** @description Per-key rate limit (`rate_limited`) or monthly unit quota (`quota_exceeded`) exceeded, or too many failed authentications from one address. Nothing is charged. Carries `Retry-After` in seconds. */
+            429: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope429"];
+                };
+            };
+            /** @description Server failure. Nothing is charged; no internals are disclosed. */
+            500: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope500"];
+                };
+            };
+            /** @description The product or the beta is paused, or one of our stores (PostgreSQL, Redis) is unreachable or timing out. Nothing is charged. Carries `Retry-After` in seconds. */
+            503: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope503"];
+                };
+            };
+        };
+    };
+    listBulkJobs: {
+        parameters: {
+            query?: {
+                /** @description Jobs per page, 1 to 100. */
+                limit?: number;
+                /** @description The `id` of the last job of the previous page. */
+                startingAfter?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkJobsResponse"];
+                };
+            };
+            /** @description Invalid JSON (or a body that is not JSON), or a required Idempotency-Key is missing. Nothing is charged. */
+            400: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope400"];
+                };
+            };
+            /** @description Missing, invalid, expired, revoked or inactive API key. Nothing is charged. Carries `WWW-Authenticate: Bearer`. */
+            401: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description Always `Bearer realm="phoneintel"`. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope401"];
+                };
+            };
+            /** @description The key is valid but restricted: it may not use this product (`product_not_permitted`; a bulk call is checked on its `product`, named in `error.details[0].field` as `/product`) or may not be used from this address (`address_not_permitted`). Checked before the rate limit: nothing is charged and no request is counted. Test keys obey restrictions too. */
+            403: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope403"];
+                };
+            };
+            /** @description No such endpoint. */
+            404: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope404"];
+                };
+            };
+            /** @description The endpoint does not accept this method. */
+            405: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope405"];
+                };
+            };
+            /** @description The request body is over 32 KiB. Nothing is charged. */
+            413: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope413"];
+                };
+            };
+            /** @description The request failed validation; `error.details` names each field by JSON Pointer. Nothing is charged. */
+            422: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope422"];
+                };
+            };
+            /** @description Per-key rate limit (`rate_limited`) or monthly unit quota (`quota_exceeded`) exceeded, or too many failed authentications from one address. Nothing is charged. Carries `Retry-After` in seconds. */
+            429: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope429"];
+                };
+            };
+            /** @description Server failure. Nothing is charged; no internals are disclosed. */
+            500: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope500"];
+                };
+            };
+            /** @description The product or the beta is paused, or one of our stores (PostgreSQL, Redis) is unreachable or timing out. Nothing is charged. Carries `Retry-After` in seconds. */
+            503: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope503"];
+                };
+            };
+        };
+    };
+    createBulkJob: {
+        parameters: {
+            query: {
+                /**
+                 * @description The product every number of the list is run on.
+                 *
+                 *     * `phone-lookup` - phone-lookup
+                 *     * `phone-risk` - phone-risk
+                 *     * `carrier-lookup` - carrier-lookup
+                 *     * `reverse-phone-lookup` - reverse-phone-lookup
+                 *     * `phone-exposure` - phone-exposure
+                 */
+                product: "phone-lookup" | "phone-risk" | "carrier-lookup" | "reverse-phone-lookup" | "phone-exposure";
+            };
+            header: {
+                /** @description 8 to 128 visible ASCII characters (a UUID works), scoped to your API key and kept 24 hours. A retry with the same key and the same request gets the first answer back unchanged (`Idempotent-Replayed: true`) and is not charged again. */
+                "Idempotency-Key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "text/csv": string;
+                "application/x-ndjson": string;
+            };
+        };
+        responses: {
+            /** @description The job, queued. */
+            202: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    /** @description The job's address, `/v1/data/bulk-jobs/{job_id}`. */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkJobResponse"];
+                };
+            };
+            /** @description Invalid JSON (or a body that is not JSON), or a required Idempotency-Key is missing. Nothing is charged. */
+            400: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope400"];
+                };
+            };
+            /** @description Missing, invalid, expired, revoked or inactive API key. Nothing is charged. Carries `WWW-Authenticate: Bearer`. */
+            401: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description Always `Bearer realm="phoneintel"`. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope401"];
+                };
+            };
+            /** @description The key is valid but restricted: it may not use this product (`product_not_permitted`; a bulk call is checked on its `product`, named in `error.details[0].field` as `/product`) or may not be used from this address (`address_not_permitted`). Checked before the rate limit: nothing is charged and no request is counted. Test keys obey restrictions too. */
+            403: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope403"];
+                };
+            };
+            /** @description No such endpoint. */
+            404: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope404"];
+                };
+            };
+            /** @description The endpoint does not accept this method. */
+            405: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope405"];
+                };
+            };
+            /** @description The Idempotency-Key is in use by a request still running (`idempotency_in_progress`, with `Retry-After`), or by a different request (`idempotency_conflict`). Nothing is charged. */
+            409: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    /** @description With `idempotency_in_progress` only: seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope409"];
+                };
+            };
+            /** @description The file is over 8 MiB (this endpoint's own limit). Nothing is stored or charged. */
+            413: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope413"];
+                };
+            };
+            /** @description The request failed validation; `error.details` names each field by JSON Pointer. Nothing is charged. */
+            422: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope422"];
+                };
+            };
+            /** @description Per-key rate limit (`rate_limited`) or monthly unit quota (`quota_exceeded`) exceeded, or too many failed authentications from one address. Nothing is charged. Carries `Retry-After` in seconds. */
+            429: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope429"];
+                };
+            };
+            /** @description Server failure. Nothing is charged; no internals are disclosed. */
+            500: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope500"];
+                };
+            };
+            /** @description The product or the beta is paused, or one of our stores (PostgreSQL, Redis) is unreachable or timing out. Nothing is charged. Carries `Retry-After` in seconds. */
+            503: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope503"];
+                };
+            };
+        };
+    };
+    getBulkJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The job. */
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkJobResponse"];
+                };
+            };
+            /** @description Invalid JSON (or a body that is not JSON), or a required Idempotency-Key is missing. Nothing is charged. */
+            400: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope400"];
+                };
+            };
+            /** @description Missing, invalid, expired, revoked or inactive API key. Nothing is charged. Carries `WWW-Authenticate: Bearer`. */
+            401: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description Always `Bearer realm="phoneintel"`. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope401"];
+                };
+            };
+            /** @description The key is valid but restricted: it may not use this product (`product_not_permitted`; a bulk call is checked on its `product`, named in `error.details[0].field` as `/product`) or may not be used from this address (`address_not_permitted`). Checked before the rate limit: nothing is charged and no request is counted. Test keys obey restrictions too. */
+            403: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope403"];
+                };
+            };
+            /** @description No such endpoint. */
+            404: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope404"];
+                };
+            };
+            /** @description The endpoint does not accept this method. */
+            405: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope405"];
+                };
+            };
+            /** @description The request body is over 32 KiB. Nothing is charged. */
+            413: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope413"];
+                };
+            };
+            /** @description The request failed validation; `error.details` names each field by JSON Pointer. Nothing is charged. */
+            422: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope422"];
+                };
+            };
+            /** @description Per-key rate limit (`rate_limited`) or monthly unit quota (`quota_exceeded`) exceeded, or too many failed authentications from one address. Nothing is charged. Carries `Retry-After` in seconds. */
+            429: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope429"];
+                };
+            };
+            /** @description Server failure. Nothing is charged; no internals are disclosed. */
+            500: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope500"];
+                };
+            };
+            /** @description The product or the beta is paused, or one of our stores (PostgreSQL, Redis) is unreachable or timing out. Nothing is charged. Carries `Retry-After` in seconds. */
+            503: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope503"];
+                };
+            };
+        };
+    };
+    deleteBulkJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The job. */
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkJobResponse"];
+                };
+            };
+            /** @description Invalid JSON (or a body that is not JSON), or a required Idempotency-Key is missing. Nothing is charged. */
+            400: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope400"];
+                };
+            };
+            /** @description Missing, invalid, expired, revoked or inactive API key. Nothing is charged. Carries `WWW-Authenticate: Bearer`. */
+            401: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description Always `Bearer realm="phoneintel"`. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope401"];
+                };
+            };
+            /** @description The key is valid but restricted: it may not use this product (`product_not_permitted`; a bulk call is checked on its `product`, named in `error.details[0].field` as `/product`) or may not be used from this address (`address_not_permitted`). Checked before the rate limit: nothing is charged and no request is counted. Test keys obey restrictions too. */
+            403: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope403"];
+                };
+            };
+            /** @description No such endpoint. */
+            404: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope404"];
+                };
+            };
+            /** @description The endpoint does not accept this method. */
+            405: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope405"];
+                };
+            };
+            /** @description The request body is over 32 KiB. Nothing is charged. */
+            413: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope413"];
+                };
+            };
+            /** @description The request failed validation; `error.details` names each field by JSON Pointer. Nothing is charged. */
+            422: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope422"];
+                };
+            };
+            /** @description Per-key rate limit (`rate_limited`) or monthly unit quota (`quota_exceeded`) exceeded, or too many failed authentications from one address. Nothing is charged. Carries `Retry-After` in seconds. */
+            429: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope429"];
+                };
+            };
+            /** @description Server failure. Nothing is charged; no internals are disclosed. */
+            500: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope500"];
+                };
+            };
+            /** @description The product or the beta is paused, or one of our stores (PostgreSQL, Redis) is unreachable or timing out. Nothing is charged. Carries `Retry-After` in seconds. */
+            503: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope503"];
+                };
+            };
+        };
+    };
+    getBulkJobResults: {
+        parameters: {
+            query?: {
+                /** @description The `index` of the last item you have: the results continue after it (a download picked up where it stopped; CSV then without its header row). */
+                startingAfter?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The job. */
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The results. */
+            200: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                    "text/csv": string;
+                };
+            };
+            /** @description Invalid JSON (or a body that is not JSON), or a required Idempotency-Key is missing. Nothing is charged. */
+            400: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope400"];
+                };
+            };
+            /** @description Missing, invalid, expired, revoked or inactive API key. Nothing is charged. Carries `WWW-Authenticate: Bearer`. */
+            401: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description Always `Bearer realm="phoneintel"`. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope401"];
+                };
+            };
+            /** @description The key is valid but restricted: it may not use this product (`product_not_permitted`; a bulk call is checked on its `product`, named in `error.details[0].field` as `/product`) or may not be used from this address (`address_not_permitted`). Checked before the rate limit: nothing is charged and no request is counted. Test keys obey restrictions too. */
+            403: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope403"];
+                };
+            };
+            /** @description No such endpoint. */
+            404: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope404"];
+                };
+            };
+            /** @description The endpoint does not accept this method. */
+            405: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope405"];
+                };
+            };
+            /** @description The Idempotency-Key is in use by a request still running (`idempotency_in_progress`, with `Retry-After`), or by a different request (`idempotency_conflict`). Nothing is charged. */
+            409: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    /** @description With `idempotency_in_progress` only: seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope409"];
+                };
+            };
+            /** @description What was asked for existed and is gone for good (a bulk job's results after `expiresAt`, or deleted): `bulk_job_expired`. */
+            410: {
+                headers: {
+                    /** @description Identifier of this request; equals `requestId` in the body. */
+                    "X-Request-Id": string;
+                    /** @description The key's rate-limit policy, e.g. `"default";q=600;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope410"];
                 };
             };
             /** @description The request body is over 32 KiB. Nothing is charged. */
@@ -2146,8 +3449,11 @@ export interface operations {
                  *     * `access.approved` - access.approved
                  *     * `access.suspended` - access.suspended
                  *     * `webhook.test` - webhook.test
+                 *     * `bulk_job.succeeded` - bulk_job.succeeded
+                 *     * `bulk_job.failed` - bulk_job.failed
+                 *     * `bulk_job.canceled` - bulk_job.canceled
                  */
-                type?: "key.created" | "key.rolled" | "key.revoked" | "key.restricted" | "key.expiring" | "key.expired" | "quota.threshold_reached" | "allowance.threshold_reached" | "access.approved" | "access.suspended" | "webhook.test";
+                type?: "key.created" | "key.rolled" | "key.revoked" | "key.restricted" | "key.expiring" | "key.expired" | "quota.threshold_reached" | "allowance.threshold_reached" | "access.approved" | "access.suspended" | "webhook.test" | "bulk_job.succeeded" | "bulk_job.failed" | "bulk_job.canceled";
             };
             header?: never;
             path?: never;
@@ -3713,6 +5019,120 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WebhookTestEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_bulk_job_succeeded: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkJobSucceededEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_bulk_job_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkJobFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_bulk_job_canceled: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkJobCanceledEvent"];
             };
         };
         responses: {

@@ -86,6 +86,13 @@ export type EventsMeta = Answer200<"listEvents">["meta"];
 export type TestNumbers = Answer200<"listTestNumbers">["data"];
 export type TestNumbersMeta = Answer200<"listTestNumbers">["meta"];
 
+/** A list answered on the server's workers: `client.bulkJobs.create(…)`. */
+export type BulkJob = Schemas["BulkJob"];
+export type BulkJobStatus = BulkJob["status"];
+export type BulkJobMeta = Answer200<"getBulkJob">["meta"];
+/** One page of `GET /v1/data/bulk-jobs`: `items` newest first, and whether older ones follow. */
+export type BulkJobsPage = Answer200<"listBulkJobs">["data"];
+
 /** The `RateLimit-Policy` and `RateLimit` headers of an answer. */
 export interface RateLimit {
   policy: string;

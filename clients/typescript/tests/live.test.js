@@ -19,6 +19,8 @@ import {
   AddressNotPermittedError,
   APIConnectionError,
   AuthenticationError,
+  BulkJobExpiredError,
+  BulkJobNotFinishedError,
   Client,
   IdempotencyConflictError,
   InvalidApiKeyError,
@@ -515,6 +517,57 @@ describe("test keys", () => {
     await assert.rejects(sandbox().phoneRisk("+14155550123"), (error) => {
       assert.ok(error instanceof ValidationError);
       assert.equal(error.code, "test_number_required");
+      return true;
+    });
+  });
+});
+
+describe("bulkJobs", () => {
+  const client = new Client();
+
+  test("create answers a queued job; the same key and file the same job; results wait for it", async () => {
+    const list = "phone,country\n+447912345678,\n020 7946 0018,gb\n12345,\n";
+    const created = await client.bulkJobs.create("carrier-lookup", list, {
+      idempotencyKey: "ts-bulk-job-0001",
+    });
+    assert.equal(created.status, 202);
+    assert.match(created.data.id, /^job_[0-9A-Z]{26}$/);
+    assert.equal(created.data.status, "queued");
+    assert.equal(created.data.total, 3);
+    assert.equal(created.meta.unitsCharged, 0);
+    const again = await client.bulkJobs.create("carrier-lookup", list, {
+      idempotencyKey: "ts-bulk-job-0001",
+    });
+    assert.equal(again.data.id, created.data.id);
+    assert.equal(again.replayed, true);
+
+    const got = await client.bulkJobs.get(created.data.id);
+    assert.deepEqual(got.data, created.data);
+    const listed = [];
+    for await (const job of client.bulkJobs.list({ limit: 1 })) listed.push(job.id);
+    assert.ok(listed.includes(created.data.id));
+
+    await assert.rejects(
+      (async () => {
+        for await (const _ of client.bulkJobs.results(created.data.id));
+      })(),
+      (error) => error instanceof BulkJobNotFinishedError && error.status === 409,
+    );
+    const deleted = await client.bulkJobs.delete(created.data.id);
+    assert.equal(deleted.data.status, "canceled");
+    await assert.rejects(
+      (async () => {
+        for await (const _ of client.bulkJobs.results(created.data.id));
+      })(),
+      (error) => error instanceof BulkJobExpiredError && error.status === 410,
+    );
+    await assert.rejects(client.bulkJobs.get("job_01JD8ZKQ4T7W3R5V9X2Y6B1C0D"), NotFoundError);
+  });
+
+  test("a file that is no list is a ValidationError naming the problem", async () => {
+    await assert.rejects(client.bulkJobs.create("carrier-lookup", "number\n+447912345678\n"), (error) => {
+      assert.ok(error instanceof ValidationError);
+      assert.equal(error.details[0].code, "no_phone_column");
       return true;
     });
   });
