@@ -9,7 +9,6 @@ one transaction (`bulkjobs.services.bulk_job_submit`); nothing is charged until 
 answers a chunk. Every read here is free.
 """
 
-import orjson
 from django.conf import settings
 from django.http import StreamingHttpResponse
 from django.urls import path
@@ -29,14 +28,16 @@ from accounts.permissions import RequestedProduct
 from bulkjobs import files
 from bulkjobs.models import BulkJob
 from bulkjobs.selectors import job_for, job_payload, jobs_page, result_csv, result_lines
-from bulkjobs.services import JobNotFound, bulk_job_delete, bulk_job_submit
+from bulkjobs.services import (
+    JobNotFound,
+    bulk_job_delete,
+    bulk_job_submit,
+    sandbox_triggers_refuse,
+)
 from catalog.pause_check import refuse_if_paused
-from lookups import sandbox
 from lookups.api import idempotency_parameter
 from lookups.bulk import BULK_SLUG
 from lookups.idempotency import idempotency_key
-from lookups.inputs import check_input
-from lookups.phone import ParsedPhone
 from lookups.products import PRODUCTS
 from phoneintel.envelope import success_body
 from phoneintel.errors import ApiError, ErrorCode
@@ -360,7 +361,7 @@ class BulkJobsView(APIView):
             max_items=settings.BULK_JOB_MAX_ITEMS,
         )
         if api_key.is_test:
-            _refuse_sandbox_triggers(upload, api_key, key)
+            sandbox_triggers_refuse(upload=upload, api_key=api_key, idempotency_key=key)
         job, created = bulk_job_submit(
             api_key=api_key,
             product=product,
@@ -374,17 +375,6 @@ class BulkJobsView(APIView):
         if not created:
             response["Idempotent-Replayed"] = "true"
         return response
-
-
-def _refuse_sandbox_triggers(upload: files.Upload, api_key, key: str) -> None:
-    """A test key's list with a trigger number answers that error, as a bulk call does."""
-    phones = []
-    for chunk in upload.chunks:
-        for line in chunk.split(b"\n"):
-            parsed = check_input(orjson.loads(line))
-            if isinstance(parsed, ParsedPhone):
-                phones.append(parsed)
-    sandbox.refuse_triggers(phones=phones, api_key=api_key, idempotency_key=key)
 
 
 class BulkJobView(APIView):

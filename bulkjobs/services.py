@@ -117,6 +117,20 @@ def bulk_job_submit(
     return job, True
 
 
+def sandbox_triggers_refuse(
+    *, upload: Upload, api_key: AuthenticatedKey, idempotency_key: str | None
+) -> None:
+    """A test key's list with a trigger number answers that error for the whole upload, as
+    a bulk call does (`lookups.sandbox`); nothing is stored."""
+    phones = []
+    for chunk in upload.chunks:
+        for line in chunk.split(b"\n"):
+            parsed = check_input(orjson.loads(line))
+            if isinstance(parsed, ParsedPhone):
+                phones.append(parsed)
+    sandbox.refuse_triggers(phones=phones, api_key=api_key, idempotency_key=idempotency_key)
+
+
 def bulk_job_answer_next_chunk(*, job_id: str, generation: int, now: datetime) -> str:
     """Answers the job's first unanswered chunk: MORE when chunks remain, DONE when the job
     has finished (or this task is stale), LATER when its product is paused."""

@@ -34,6 +34,7 @@ urlpatterns = [
     path("metrics", metrics_view),
     path("", include("accounts.urls")),
     path("portal/webhooks/", include("webhooks.urls")),
+    path("portal/bulk-jobs/", include("bulkjobs.urls")),
     # The browser checkers: their own protection layer, never under /v1/.
     path("checkers/", include("lookups.urls")),
     # The sandbox's test numbers, for people (GET /v1/data/test-numbers is the API's).

@@ -30,11 +30,15 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from accounts.models import Account, User
 from accounts.request_log_writer import request_log_flush
+from accounts.selectors.key_read import api_key_read
 from accounts.services import api_key_create, api_key_roll, signup_link_issue
 from accounts.services.second_factor import recovery_codes_renew
 from accounts.tests.conftest import PASSWORD
+from bulkjobs.files import read_upload
+from bulkjobs.services import bulk_job_answer_next_chunk, bulk_job_submit
 from conftest import ROOT, SCREENSHOTS, authenticator_app, totp_code
 from events.models import Event
+from lookups.products import PRODUCTS
 from webhooks.models import WebhookAttempt, WebhookDelivery
 from webhooks.services import webhook_endpoint_create
 
@@ -163,6 +167,7 @@ PAGES = [
     Page("portal:confirm", signed_in=True, query="?next=/portal/"),
     Page("webhooks:list", signed_in=True),
     Page("webhooks:detail", (endpoint,), signed_in=True),
+    Page("bulkjobs:list", signed_in=True),
     # The developer whose second factor is on, signed in through the code step.
     Page("portal:security", signed_in=True, factor=True, label="security (factor on)"),
     Page("portal:recovery_codes", signed_in=True, factor=True, label="recovery codes (seen)"),
@@ -190,6 +195,10 @@ NOT_PAGES = {
     "webhooks:set_enabled": "a POST that redirects to the endpoint's page",
     "webhooks:rotate": "a POST that redirects to the secret's page (checked after adding)",
     "webhooks:test": "a POST that redirects to the endpoint's page",
+    "bulkjobs:upload": "the upload form's target: its error state is in FORM_ERRORS",
+    "bulkjobs:progress": "JSON for the Bulk jobs page's script",
+    "bulkjobs:results": "a CSV or NDJSON file",
+    "bulkjobs:cancel": "a POST that redirects to the Bulk jobs page",
     "portal:sign_out": "a POST that redirects",
     "portal:usage_csv": "a CSV file",
     "healthz": "JSON for load balancers",
@@ -286,6 +295,9 @@ FORM_ERRORS = [
         _fill("Password", "not the password", "Confirm"),
     ),
     FormError(
+        "bulk job, no file", Page("bulkjobs:list", signed_in=True), _submit("Upload and queue")
+    ),
+    FormError(
         "webhook, refused address",
         Page("webhooks:list", signed_in=True),
         _fill("Endpoint URL", "http://10.0.0.1/hook", "Add endpoint"),
@@ -374,6 +386,19 @@ def fixtures(live_server, make_account, settings):
             delivery=delivery, endpoint=hook, number=number, attempted_at=now,
             outcome=outcome, status_code=code, duration_ms=12, error=error,
         )  # fmt: skip
+
+    # Bulk jobs: one finished, one running (a third of its chunks answered).
+    authenticated = api_key_read(key_hash=new.key_hash, now=now)
+    for number, rows in enumerate((3, 2500)):
+        listed = read_upload(
+            ("phone\n" + "+447912345678\n" * rows).encode(),
+            media="text/csv", chunk_size=1000, max_items=100_000,
+        )  # fmt: skip
+        job, _ = bulk_job_submit(
+            api_key=authenticated, product=PRODUCTS["carrier-lookup"], upload=listed,
+            idempotency_key=f"axe-bulk-job-{number}", chunk_size=1000, now=now,
+        )  # fmt: skip
+        bulk_job_answer_next_chunk(job_id=job.pk, generation=0, now=now)
 
     careful = make_account(email=FACTOR_EMAIL)
     authenticator_app(careful.user)

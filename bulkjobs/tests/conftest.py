@@ -6,6 +6,7 @@ import uuid
 import pytest
 from django.utils import timezone
 
+from accounts.tests.conftest import make_account  # noqa: F401  (a fixture, for the page's tests)
 from bulkjobs.models import BulkJob
 from bulkjobs.services import DONE, MORE, bulk_job_answer_next_chunk
 
