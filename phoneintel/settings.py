@@ -450,6 +450,12 @@ try:
 except ValueError as bad:
     raise ImproperlyConfigured(f"WEBHOOK_ALLOWED_NETWORKS: {bad}") from None
 
+# Per account (every member, every browser): "send test event" clicks and endpoints added
+# (attempts, refused URLs included). Each test event is a row no one may delete and up to a
+# retry schedule of requests; each attempt to add resolves a host the developer chose.
+WEBHOOK_TEST_EVENT_RATE = env.str("WEBHOOK_TEST_EVENT_RATE", default="20/h")
+WEBHOOK_CREATE_RATE = env.str("WEBHOOK_CREATE_RATE", default="10/h")
+
 # --- Operations ----------------------------------------------------------
 # /metrics answers only `Authorization: Bearer <METRICS_TOKEN>`; unset, it is always 404.
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
