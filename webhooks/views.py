@@ -16,13 +16,13 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 from django_ratelimit.core import get_usage
 
-from accounts.models import Developer
+from accounts.models import Account
 from accounts.reauth import recent_authentication_required
-from accounts.selectors.portal import developer_for_user
+from accounts.selectors.portal import account_for_user
 from phoneintel.views import too_many_tries
 from webhooks.forms import WebhookEndpointForm
 from webhooks.models import WebhookEndpoint
-from webhooks.selectors import developer_endpoint, developer_endpoints, endpoint_attempts
+from webhooks.selectors import account_endpoint, account_endpoints, endpoint_attempts
 from webhooks.services import (
     ROTATION_OVERLAP,
     WebhookRefused,
@@ -38,29 +38,29 @@ from webhooks.services import (
 _SHOWABLE = "webhook_secret_to_show"
 
 
-def _developer(request) -> Developer:
-    developer = developer_for_user(user=request.user)
-    if developer is None:
+def _account(request) -> Account:
+    account = account_for_user(user=request.user)
+    if account is None:
         raise Http404("This account has no developer profile.")
-    return developer
+    return account
 
 
 def _own_endpoint(request, endpoint_id: int) -> WebhookEndpoint:
-    endpoint = developer_endpoint(developer=_developer(request), endpoint_id=endpoint_id)
+    endpoint = account_endpoint(account=_account(request), endpoint_id=endpoint_id)
     if endpoint is None:
         raise Http404("No such webhook endpoint.")
     return endpoint
 
 
 def _over_account_limit(
-    request, developer, *, group: str, rate: str, reason: str, back: str, back_label: str
+    request, account, *, group: str, rate: str, reason: str, back: str, back_label: str
 ):
     """Counts one more of an action for the account (every member, every browser) and,
     over `rate`, answers the 429 page that says so; None while within it. Each test event
     is a row no one may delete and up to a retry schedule of requests to the receiver, and
     each endpoint added resolves a host the developer chose."""
     usage = get_usage(
-        request, group=group, key=lambda group, request: str(developer.pk), rate=rate,
+        request, group=group, key=lambda group, request: str(account.pk), rate=rate,
         increment=True,
     )  # fmt: skip
     if usage is None or not usage["should_limit"]:
@@ -71,10 +71,10 @@ def _over_account_limit(
     )  # fmt: skip
 
 
-def _list(request, developer, *, form=None, status=200):
+def _list(request, account, *, form=None, status=200):
     context = {
-        "developer": developer,
-        "endpoints": developer_endpoints(developer=developer) if developer else [],
+        "developer": account,
+        "endpoints": account_endpoints(account=account) if account else [],
         "form": form or WebhookEndpointForm(),
     }
     return render(request, "webhooks/list.html", context, status=status)
@@ -92,7 +92,7 @@ def _show_secret_once(request, endpoint: WebhookEndpoint):
 @login_required
 @require_GET
 def webhook_list(request):
-    return _list(request, developer_for_user(user=request.user))
+    return _list(request, account_for_user(user=request.user))
 
 
 @never_cache
@@ -100,9 +100,9 @@ def webhook_list(request):
 @require_POST
 @recent_authentication_required(return_to="webhooks:list")
 def webhook_create(request):
-    developer = _developer(request)
+    account = _account(request)
     limited = _over_account_limit(
-        request, developer, group="webhook-create", rate=settings.WEBHOOK_CREATE_RATE,
+        request, account, group="webhook-create", rate=settings.WEBHOOK_CREATE_RATE,
         reason="This account has added too many webhook endpoints.",
         back=reverse("webhooks:list"), back_label="Back to webhooks",
     )  # fmt: skip
@@ -112,7 +112,7 @@ def webhook_create(request):
     if form.is_valid():
         try:
             endpoint, _ = webhook_endpoint_create(
-                developer=developer,
+                account=account,
                 url=form.cleaned_data["url"],
                 event_types=form.cleaned_data["event_types"],
                 enabled=form.cleaned_data["enabled"],
@@ -121,7 +121,7 @@ def webhook_create(request):
             form.add_error("url", str(refused))
         else:
             return _show_secret_once(request, endpoint)
-    return _list(request, developer, form=form)
+    return _list(request, account, form=form)
 
 
 @never_cache
@@ -189,7 +189,7 @@ def webhook_rotate(request, endpoint_id: int):
 def webhook_test(request, endpoint_id: int):
     endpoint = _own_endpoint(request, endpoint_id)
     limited = _over_account_limit(
-        request, endpoint.developer, group="webhook-test-event",
+        request, endpoint.account, group="webhook-test-event",
         rate=settings.WEBHOOK_TEST_EVENT_RATE,
         reason="This account has sent too many test events.",
         back=reverse("webhooks:detail", args=[endpoint.pk]), back_label="Back to the endpoint",

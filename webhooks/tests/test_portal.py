@@ -6,15 +6,15 @@ import pytest
 from django.test import Client
 from standardwebhooks.webhooks import Webhook
 
-from accounts.models import Developer, User
+from accounts.models import Account, User
 from accounts.tests.conftest import PASSWORD
 from events.models import Event
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 
-def signed_in(developer) -> Client:
+def signed_in(account) -> Client:
     client = Client()
-    assert client.login(username=developer.user.email, password=PASSWORD)
+    assert client.login(username=account.user.email, password=PASSWORD)
     return client
 
 
@@ -23,11 +23,11 @@ def secret_on(page: str) -> str:
 
 
 @pytest.fixture
-def portal(developer):
-    return signed_in(developer)
+def portal(account):
+    return signed_in(account)
 
 
-def test_the_nav_links_to_webhooks_and_the_page_lists_endpoints(portal, developer, endpoint):
+def test_the_nav_links_to_webhooks_and_the_page_lists_endpoints(portal, account, endpoint):
     page = portal.get("/portal/webhooks/")
     assert page.status_code == 200
     html = page.content.decode()
@@ -37,12 +37,12 @@ def test_the_nav_links_to_webhooks_and_the_page_lists_endpoints(portal, develope
     assert page["Cache-Control"].startswith("max-age=0") or "no-store" in page["Cache-Control"]
 
 
-def test_adding_an_endpoint_shows_its_secret_once(portal, developer, receiver, loopback_allowed):
+def test_adding_an_endpoint_shows_its_secret_once(portal, account, receiver, loopback_allowed):
     response = portal.post(
         "/portal/webhooks/add/",
         {"url": receiver.url, "event_types": ["key.created", "key.revoked"], "enabled": "on"},
     )
-    endpoint = WebhookEndpoint.objects.get(developer=developer)
+    endpoint = WebhookEndpoint.objects.get(account=account)
     assert response.status_code == 302
     assert response["Location"] == f"/portal/webhooks/{endpoint.pk}/secret/"
     assert (endpoint.url, endpoint.event_types, endpoint.enabled) == (
@@ -64,9 +64,9 @@ def test_adding_an_endpoint_shows_its_secret_once(portal, developer, receiver, l
     assert webhook_secret(endpoint) == secret
 
 
-def test_no_event_type_means_every_type(portal, developer, receiver, loopback_allowed):
+def test_no_event_type_means_every_type(portal, account, receiver, loopback_allowed):
     portal.post("/portal/webhooks/add/", {"url": receiver.url, "enabled": "on"})
-    endpoint = WebhookEndpoint.objects.get(developer=developer)
+    endpoint = WebhookEndpoint.objects.get(account=account)
     assert endpoint.event_types == []
     assert (
         "All, new ones included" in portal.get(f"/portal/webhooks/{endpoint.pk}/").content.decode()
@@ -84,7 +84,7 @@ def test_no_event_type_means_every_type(portal, developer, receiver, loopback_al
         ("not a url", "Enter a valid URL."),
     ],
 )
-def test_a_refused_url_is_a_form_error(portal, developer, url, message):
+def test_a_refused_url_is_a_form_error(portal, account, url, message):
     response = portal.post("/portal/webhooks/add/", {"url": url, "enabled": "on"})
     assert response.status_code == 200
     html = response.content.decode()
@@ -94,7 +94,7 @@ def test_a_refused_url_is_a_form_error(portal, developer, url, message):
     assert not WebhookEndpoint.objects.exists()
 
 
-def test_adding_is_post_only_and_needs_sign_in(developer, portal):
+def test_adding_is_post_only_and_needs_sign_in(account, portal):
     assert portal.get("/portal/webhooks/add/").status_code == 405
     anonymous = Client().post("/portal/webhooks/add/", {"url": "https://93.184.215.14/"})
     assert anonymous.status_code == 302
@@ -102,15 +102,15 @@ def test_adding_is_post_only_and_needs_sign_in(developer, portal):
     assert not WebhookEndpoint.objects.exists()
 
 
-def test_a_suspended_developer_cannot_add_one(portal, developer):
-    Developer.objects.filter(pk=developer.pk).update(access=Developer.Access.SUSPENDED)
+def test_a_suspended_developer_cannot_add_one(portal, account):
+    Account.objects.filter(pk=account.pk).update(access=Account.Access.SUSPENDED)
     response = portal.post("/portal/webhooks/add/", {"url": "https://93.184.215.14/h"})
     assert response.status_code == 200
     assert "Your access does not allow webhook endpoints." in response.content.decode()
 
 
-def test_another_developers_endpoint_is_404(endpoint, make_developer):
-    stranger = signed_in(make_developer())
+def test_another_developers_endpoint_is_404(endpoint, make_account):
+    stranger = signed_in(make_account())
     for path in ("", "secret/"):
         assert stranger.get(f"/portal/webhooks/{endpoint.pk}/{path}").status_code == 404
     for path in ("enabled/", "rotate/", "test/"):
@@ -142,13 +142,13 @@ def test_rotating_shows_the_new_secret_once_and_both_sign(portal, endpoint, rece
 
 
 def test_send_test_event_only_queues_it(
-    portal, developer, endpoint, receiver, django_capture_on_commit_callbacks
+    portal, account, endpoint, receiver, django_capture_on_commit_callbacks
 ):
     """The view emits the event; the delivery is a worker's, never the request's."""
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         response = portal.post(f"/portal/webhooks/{endpoint.pk}/test/")
     assert response.status_code == 302
-    event = Event.objects.get(developer=developer, type="webhook.test")
+    event = Event.objects.get(account=account, type="webhook.test")
     assert (event.actor_type, event.mode, event.data) == (
         "developer",
         "test",
@@ -162,7 +162,7 @@ def test_send_test_event_only_queues_it(
 
 
 def test_the_delivery_log_shows_each_attempt(
-    portal, developer, endpoint, receiver, eager_tasks, django_capture_on_commit_callbacks
+    portal, account, endpoint, receiver, eager_tasks, django_capture_on_commit_callbacks
 ):
     receiver.plan = [500]
     with django_capture_on_commit_callbacks(execute=True):
@@ -186,7 +186,7 @@ def test_the_delivery_log_shows_each_attempt(
 
 
 def test_sending_test_events_is_limited_per_account(
-    portal, developer, endpoint, settings, django_capture_on_commit_callbacks
+    portal, account, endpoint, settings, django_capture_on_commit_callbacks
 ):
     """60 clicks once gave 60 events (which no one may delete) and 60 x 7 attempts."""
     settings.WEBHOOK_TEST_EVENT_RATE = "3/h"
@@ -196,17 +196,17 @@ def test_sending_test_events_is_limited_per_account(
             assert portal.post(test).status_code == 302
         limited = portal.post(test)
         # The same account in another browser shares the count.
-        elsewhere = signed_in(developer).post(test)
+        elsewhere = signed_in(account).post(test)
     assert limited.status_code == 429 and elsewhere.status_code == 429
     page = limited.content.decode()
     assert "This account has sent too many test events." in page
     assert re.search(r"Wait \d+ minutes?, then try again\.", page)
     assert f'<a href="/portal/webhooks/{endpoint.pk}/">Back to the endpoint</a>' in page
     assert 0 < int(limited["Retry-After"]) <= 3600
-    assert Event.objects.filter(developer=developer, type="webhook.test").count() == 3
+    assert Event.objects.filter(account=account, type="webhook.test").count() == 3
 
 
-def test_adding_endpoints_is_limited_per_account(portal, developer, receiver, loopback_allowed):
+def test_adding_endpoints_is_limited_per_account(portal, account, receiver, loopback_allowed):
     loopback_allowed.WEBHOOK_CREATE_RATE = "2/h"
     add = {"url": receiver.url, "enabled": "on"}
     for _ in range(2):
@@ -215,17 +215,17 @@ def test_adding_endpoints_is_limited_per_account(portal, developer, receiver, lo
     assert limited.status_code == 429
     assert "This account has added too many webhook endpoints." in limited.content.decode()
     assert '<a href="/portal/webhooks/">Back to webhooks</a>' in limited.content.decode()
-    assert WebhookEndpoint.objects.filter(developer=developer).count() == 2
+    assert WebhookEndpoint.objects.filter(account=account).count() == 2
     # Another account is not held by this one's count.
     user = User.objects.create_user(email="other-hooks@example.test", password=PASSWORD)
-    other = Developer.objects.create(user=user, access=Developer.Access.APPROVED)
+    other = Account.objects.create(user=user, access=Account.Access.APPROVED)
     assert signed_in(other).post("/portal/webhooks/add/", add).status_code == 302
 
 
 def test_a_pending_developer_may_add_an_endpoint_for_test_events(
-    portal, developer, receiver, loopback_allowed
+    portal, account, receiver, loopback_allowed
 ):
     """Pending developers hold test keys (CONTRACT, Sandbox): their test events reach them."""
-    Developer.objects.filter(pk=developer.pk).update(access=Developer.Access.PENDING)
+    Account.objects.filter(pk=account.pk).update(access=Account.Access.PENDING)
     add = {"url": receiver.url, "enabled": "on"}
     assert portal.post("/portal/webhooks/add/", add).status_code == 302
