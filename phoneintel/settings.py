@@ -442,8 +442,11 @@ WEBHOOK_RETRY_SCHEDULE = [
 # is a failed attempt.
 WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
 # Networks (CIDRs) a webhook may reach although they are private, loopback or otherwise
-# special, and where plain http is allowed (webhooks/ssrf.py). Default: none.
-WEBHOOK_ALLOWED_NETWORKS = env.list("WEBHOOK_ALLOWED_NETWORKS", default=[])
+# special, and where plain http is allowed (webhooks/ssrf.py). Default: none; with DEBUG on
+# (`make run`), this machine's loopback, so that a receiver on it works out of the box.
+WEBHOOK_ALLOWED_NETWORKS = env.list(
+    "WEBHOOK_ALLOWED_NETWORKS", default=["127.0.0.0/8", "::1/128"] if DEBUG else []
+)
 try:
     for _network in WEBHOOK_ALLOWED_NETWORKS:
         ipaddress.ip_network(_network)
