@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 from accounts.models import Developer
 from accounts.reauth import recent_authentication_required
 from accounts.selectors.portal import developer_for_user
+from events.models import Actor
 from webhooks.forms import WebhookEndpointForm
 from webhooks.models import WebhookEndpoint
 from webhooks.selectors import developer_endpoint, developer_endpoints, endpoint_attempts
@@ -86,6 +87,7 @@ def webhook_create(request):
                 url=form.cleaned_data["url"],
                 event_types=form.cleaned_data["event_types"],
                 enabled=form.cleaned_data["enabled"],
+                actor=Actor.DEVELOPER,
             )
         except WebhookRefused as refused:
             form.add_error("url", str(refused))
@@ -138,7 +140,7 @@ def webhook_detail(request, endpoint_id: int):
 def webhook_set_enabled(request, endpoint_id: int):
     endpoint = _own_endpoint(request, endpoint_id)
     enabled = request.POST.get("enabled") == "1"
-    webhook_endpoint_set_enabled(endpoint=endpoint, enabled=enabled)
+    webhook_endpoint_set_enabled(endpoint=endpoint, enabled=enabled, actor=Actor.DEVELOPER)
     messages.success(request, f"Deliveries to {endpoint.url} are {'on' if enabled else 'off'}.")
     return redirect("webhooks:detail", endpoint_id=endpoint.pk)
 
@@ -149,7 +151,7 @@ def webhook_set_enabled(request, endpoint_id: int):
 @recent_authentication_required(return_to="webhooks:detail")
 def webhook_rotate(request, endpoint_id: int):
     endpoint = _own_endpoint(request, endpoint_id)
-    webhook_secret_rotate(endpoint=endpoint, now=timezone.now())
+    webhook_secret_rotate(endpoint=endpoint, now=timezone.now(), actor=Actor.DEVELOPER)
     return _show_secret_once(request, endpoint)
 
 

@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from accounts.emails import email_queue, site_link
 from accounts.models import Developer, SignupLink, User
-from events.models import EventType
+from events import types as event_types
 from events.services import event_emit
 
 SIGNUP_LINK_LIFETIME = timedelta(days=settings.SIGNUP_LINK_MAX_AGE_DAYS)
@@ -38,7 +38,7 @@ def developer_get_or_create_approved(*, email: str, actor: str) -> Developer:
         user=user, defaults={"access": Developer.Access.APPROVED}
     )
     if created:
-        _access_event(developer, EventType.ACCESS_APPROVED, actor=actor, previous=None)
+        _access_event(developer, event_types.ACCESS_APPROVED, actor=actor, previous=None)
     return developer
 
 
@@ -111,7 +111,7 @@ def access_request_approve(
     if monthly_quota is not None:
         developer.monthly_quota = monthly_quota
     developer.save(update_fields=["access", "reviewed_at", "monthly_quota"])
-    _access_event(developer, EventType.ACCESS_APPROVED, actor=actor, previous=previous)
+    _access_event(developer, event_types.ACCESS_APPROVED, actor=actor, previous=previous)
     context = {"developer": developer}
     if developer.user.has_usable_password():
         email_queue(to=developer.user.email, template="access_approved_sign_in", context=context)
@@ -166,7 +166,7 @@ def developer_invite(
         developer.monthly_quota = monthly_quota
     developer.save()
     if previous != Developer.Access.APPROVED:
-        _access_event(developer, EventType.ACCESS_APPROVED, actor=actor, previous=previous)
+        _access_event(developer, event_types.ACCESS_APPROVED, actor=actor, previous=previous)
     link, signup_url = signup_link_issue(developer=developer, created_by=invited_by, now=now)
     email_queue(
         to=email,
@@ -186,7 +186,7 @@ def developer_suspend(*, developer: Developer, now: datetime, actor: str) -> boo
     if changed:
         developer.access = Developer.Access.SUSPENDED
         _access_event(
-            developer, EventType.ACCESS_SUSPENDED, actor=actor, previous=Developer.Access.APPROVED
+            developer, event_types.ACCESS_SUSPENDED, actor=actor, previous=Developer.Access.APPROVED
         )
     return bool(changed)
 
@@ -200,7 +200,7 @@ def developer_reactivate(*, developer: Developer, now: datetime, actor: str) -> 
     if changed:
         developer.access = Developer.Access.APPROVED
         _access_event(
-            developer, EventType.ACCESS_APPROVED, actor=actor, previous=Developer.Access.SUSPENDED
+            developer, event_types.ACCESS_APPROVED, actor=actor, previous=Developer.Access.SUSPENDED
         )
     return bool(changed)
 

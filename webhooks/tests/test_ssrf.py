@@ -8,6 +8,7 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from events.services import event_emit
+from events.types import event_type
 from webhooks.delivery import delivery_attempt, event_fan_out
 from webhooks.models import WebhookAttempt, WebhookEndpoint
 from webhooks.services import WebhookRefused, webhook_endpoint_create
@@ -96,7 +97,11 @@ def test_delivery_resolves_again_and_records_a_refused_attempt(url, developer, s
     endpoint, _ = webhook_endpoint_create(developer=developer, url=url, event_types=[])
     settings.WEBHOOK_ALLOWED_NETWORKS = []
     event = event_emit(
-        developer=developer, type="key.created", mode="live", actor="system", data={}
+        developer=developer,
+        type="key.created",
+        mode="live",
+        actor="system",
+        data=event_type("key.created").example,
     )
     [delivery_id] = event_fan_out(
         event_id=event.pk, developer_id=developer.pk, event_type=event.type,
