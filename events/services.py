@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils.module_loading import import_string
 
-from accounts.models import Developer
+from accounts.models import Account
 from events.models import EVENT_RETENTION, Actor, Event
 from events.types import EVENT_TYPES
 from phoneintel.formats import looks_like_phone, looks_like_secret
@@ -31,10 +31,8 @@ class EventDataInvalid(ValueError):
     """`data` does not fit its type's declaration (events/types.py): a bug in the caller."""
 
 
-def event_emit(
-    *, developer: Developer | int, type: str, mode: str, actor: str, data: dict
-) -> Event:
-    """Records that `type` happened to `developer`'s account (a Developer or its pk), in
+def event_emit(*, account: Account | int, type: str, mode: str, actor: str, data: dict) -> Event:
+    """Records that `type` happened to `account` (an Account or its pk), in
     `mode` ("live" or "test"), done by `actor` ("developer", "staff" or "system"), and hands
     the event to the subscribers once the caller's transaction commits.
 
@@ -50,9 +48,9 @@ def event_emit(
     if actor not in Actor.values:
         raise ValueError(f"Unknown actor {actor!r}.")
     _check(type, data)
-    developer_id = developer if isinstance(developer, int) else developer.pk
+    account_id = account if isinstance(account, int) else account.pk
     event = Event.objects.create(
-        developer_id=developer_id, type=type, mode=mode, actor_type=actor, data=data
+        account_id=account_id, type=type, mode=mode, actor_type=actor, data=data
     )
     for subscriber in _subscribers(tuple(settings.EVENT_SUBSCRIBERS)):
         transaction.on_commit(functools.partial(subscriber, event), robust=True)

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 
 from accounts.emails import email_queue, site_link
-from accounts.models import Developer
+from accounts.models import Account
 from events.models import Actor, Event
 from events.services import event_emit
 from events.types import (
@@ -53,7 +53,7 @@ def _check_event_types(event_types: list[str]) -> list[str]:
 
 def _endpoint_event(endpoint: WebhookEndpoint, type: str, actor: str, **data) -> None:
     event_emit(
-        developer=endpoint.developer_id,
+        account=endpoint.account_id,
         type=type,
         mode=Event.Mode.LIVE,
         actor=actor,
@@ -64,7 +64,7 @@ def _endpoint_event(endpoint: WebhookEndpoint, type: str, actor: str, **data) ->
 @transaction.atomic
 def webhook_endpoint_create(
     *,
-    developer: Developer,
+    account: Account,
     url: str,
     event_types: list[str],
     enabled: bool = True,
@@ -77,17 +77,17 @@ def webhook_endpoint_create(
     SSRF guard refuses (webhooks/ssrf.py), unknown event types, or a developer at the
     limit of endpoints; nothing is written then.
     """
-    if developer.access in (Developer.Access.REJECTED, Developer.Access.SUSPENDED):
+    if account.access in (Account.Access.REJECTED, Account.Access.SUSPENDED):
         raise WebhookRefused("Your access does not allow webhook endpoints.")
     _check_url(url)
     types = _check_event_types(event_types)
     # Locked so that two racing creations cannot both pass the count.
-    Developer.objects.select_for_update().filter(pk=developer.pk).first()
-    if WebhookEndpoint.objects.filter(developer=developer).count() >= MAX_ENDPOINTS:
+    Account.objects.select_for_update().filter(pk=account.pk).first()
+    if WebhookEndpoint.objects.filter(account=account).count() >= MAX_ENDPOINTS:
         raise WebhookRefused(f"An account may have at most {MAX_ENDPOINTS} webhook endpoints.")
     secret = secret_generate()
     endpoint = WebhookEndpoint.objects.create(
-        developer=developer,
+        account=account,
         url=url,
         event_types=types,
         enabled=enabled,
@@ -172,7 +172,7 @@ def webhook_endpoint_failed(*, endpoint: WebhookEndpoint, now: datetime) -> None
         return
     _endpoint_event(endpoint, WEBHOOK_ENDPOINT_DISABLED, Actor.SYSTEM, reason="failures")
     email_queue(
-        to=endpoint.developer.user.email,
+        to=endpoint.account.user.email,
         template="webhook_disabled",
         context={
             "endpoint": endpoint,
@@ -224,7 +224,7 @@ def webhook_test_send(*, endpoint: WebhookEndpoint, actor: str = Actor.DEVELOPER
     """Records a `webhook.test` event (test mode) that the fan-out delivers to this endpoint
     alone, whatever types it takes: after commit, by a worker, like any event."""
     return event_emit(
-        developer=endpoint.developer_id,
+        account=endpoint.account_id,
         type=WEBHOOK_TEST,
         mode=Event.Mode.TEST,
         actor=actor,

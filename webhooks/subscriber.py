@@ -13,7 +13,7 @@ def event_recorded(event) -> None:
         FAN_OUT_TASK,
         kwargs={
             "event_id": event.pk,
-            "developer_id": event.developer_id,
+            "account_id": event.account_id,
             "event_type": event.type,
             "endpoint_id": event.data.get("endpointId") if event.type == "webhook.test" else None,
         },

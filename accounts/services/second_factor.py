@@ -11,7 +11,7 @@ from django_otp.models import Device
 from django_otp.plugins.otp_static.models import StaticDevice, StaticToken
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from accounts.models import Developer, User
+from accounts.models import Account, User
 from events import types as event_types
 from events.models import Actor, Event
 from events.services import event_emit
@@ -125,9 +125,9 @@ def second_factor_remove(*, user: User, actor: str = Actor.DEVELOPER) -> None:
 
 def _second_factor_event(user: User, type: str, data: dict, *, actor=Actor.DEVELOPER) -> None:
     """The event on the user's developer account; a staff user without one records none."""
-    developer_id = Developer.objects.filter(user=user).values_list("pk", flat=True).first()
-    if developer_id is not None:
-        event_emit(developer=developer_id, type=type, mode=Event.Mode.LIVE, actor=actor, data=data)
+    account_id = Account.objects.filter(user=user).values_list("pk", flat=True).first()
+    if account_id is not None:
+        event_emit(account=account_id, type=type, mode=Event.Mode.LIVE, actor=actor, data=data)
 
 
 WRONG_CODE = "That code is not right. Check the time on your phone and try the newest code."

@@ -25,17 +25,17 @@ def recorded(types) -> list[tuple[str, str, dict]]:
     ]
 
 
-def test_second_factor_and_recovery_codes_in_the_portal(make_developer):
-    developer = make_developer()
+def test_second_factor_and_recovery_codes_in_the_portal(make_account):
+    account = make_account()
     client = Client()
-    assert client.login(username=developer.user.email, password=PASSWORD)
+    assert client.login(username=account.user.email, password=PASSWORD)
     client.get("/portal/security/app/")  # the app being set up: its secret
-    device = TOTPDevice.objects.get(user=developer.user)
+    device = TOTPDevice.objects.get(user=account.user)
     setup = client.post("/portal/security/app/", {"code": totp_code(device.bin_key)})
     assert setup.status_code == 302
     assert client.post("/portal/security/recovery-codes/").status_code == 302
-    codes = list(developer.user.staticdevice_set.get().token_set.values_list("token", flat=True))
-    second_factor_verify(user=developer.user, code=codes[0], recovery=True)
+    codes = list(account.user.staticdevice_set.get().token_set.values_list("token", flat=True))
+    second_factor_verify(user=account.user, code=codes[0], recovery=True)
     assert client.post("/portal/security/off/").status_code == 302
 
     types = ["second_factor.enabled", "second_factor.disabled",
@@ -46,7 +46,7 @@ def test_second_factor_and_recovery_codes_in_the_portal(make_developer):
         ("recovery_codes.used", "developer", {"remaining": 9}),
         ("second_factor.disabled", "developer", {"method": "totp"}),
     ]
-    assert all(e.developer_id == developer.pk for e in Event.objects.filter(type__in=types))
+    assert all(e.account_id == account.pk for e in Event.objects.filter(type__in=types))
     page = client.get("/portal/events/").content.decode()
     assert "Recovery code used to sign in; 9 left" in page
     assert "Second factor turned off" in page
@@ -88,9 +88,9 @@ def test_the_admin_form_s_active_box_records_the_change_too(staff_client, make_k
     ]
 
 
-def test_key_created_carries_its_restrictions(client, make_developer):
-    developer = make_developer()
-    client.force_login(developer.user)
+def test_key_created_carries_its_restrictions(client, make_account):
+    account = make_account()
+    client.force_login(account.user)
     response = client.post(
         "/portal/keys/",
         {
@@ -101,7 +101,7 @@ def test_key_created_carries_its_restrictions(client, make_developer):
         },
     )
     assert response.status_code == 302
-    key = developer.api_keys.get()
+    key = account.api_keys.get()
     [(_, actor, data)] = recorded(["key.created"])
     assert actor == "developer"
     assert (data["products"], data["allowedIps"]) == (key.products, list(key.allowed_ips))

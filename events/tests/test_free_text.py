@@ -25,12 +25,12 @@ def key_events(key, type):
 
 
 @pytest.mark.parametrize("name", PHONE_LIKE_NAMES)
-def test_a_key_named_like_a_phone_number_is_created_in_the_portal(client, make_developer, name):
-    developer = make_developer()
-    client.force_login(developer.user)
+def test_a_key_named_like_a_phone_number_is_created_in_the_portal(client, make_account, name):
+    account = make_account()
+    client.force_login(account.user)
     response = client.post("/portal/keys/", {"name": name})
     assert response.status_code == 302
-    key = developer.api_keys.get()
+    key = account.api_keys.get()
     assert key.name == name
     [created] = key_events(key, "key.created")
     assert created.data["keyId"] == key.pk
@@ -38,11 +38,11 @@ def test_a_key_named_like_a_phone_number_is_created_in_the_portal(client, make_d
 
 
 def test_a_key_named_like_a_phone_number_is_revoked_in_the_portal_admin_and_command(
-    client, staff_client, make_developer, make_key
+    client, staff_client, make_account, make_key
 ):
-    developer = make_developer()
-    client.force_login(developer.user)
-    portal, _ = make_key(email=developer.user.email, name="20261128")
+    account = make_account()
+    client.force_login(account.user)
+    portal, _ = make_key(email=account.user.email, name="20261128")
     admin, _ = make_key(email="admin-side@example.test", name="20261128")
     command, _ = make_key(email="command-side@example.test", name="20261128")
 

@@ -33,10 +33,10 @@ def test_after_a_clock_set_back_ids_follow_the_clock_again():
     assert now < ahead
 
 
-def test_emit_inserts_one_row_whose_payload_is_the_contracts(make_developer):
-    developer = make_developer()
+def test_emit_inserts_one_row_whose_payload_is_the_contracts(make_account):
+    account = make_account()
     event = event_emit(
-        developer=developer,
+        account=account,
         type="key.revoked",
         mode="test",
         actor="developer",
@@ -67,7 +67,7 @@ def test_emit_inserts_one_row_whose_payload_is_the_contracts(make_developer):
         {"keyId": 7, "keyPrefix": "RAW"},
     ],
 )
-def test_emit_refuses_raw_keys_secrets_and_numbers(make_developer, data, settings):
+def test_emit_refuses_raw_keys_secrets_and_numbers(make_account, data, settings):
     if "key" in data:
         data = {"key": crypto.generate_key()}
     if data.get("keyPrefix") == "RAW":
@@ -77,7 +77,7 @@ def test_emit_refuses_raw_keys_secrets_and_numbers(make_developer, data, setting
         settings.EVENT_DATA_STRICT = strict
         with pytest.raises(EventDataRefused):
             event_emit(
-                developer=make_developer(), type="key.revoked", mode="live", actor="system",
+                account=make_account(), type="key.revoked", mode="live", actor="system",
                 data=data,
             )  # fmt: skip
     assert not Event.objects.exists()
@@ -95,25 +95,25 @@ def test_emit_refuses_raw_keys_secrets_and_numbers(make_developer, data, setting
          "unitsUsed": 9, "unitsQuota": 10, "period": "2026-11"}, "data.threshold is not Choice"),
     ],
 )  # fmt: skip
-def test_emit_checks_data_against_the_declaration(make_developer, settings, caplog, type, data,
+def test_emit_checks_data_against_the_declaration(make_account, settings, caplog, type, data,
                                                   problem):  # fmt: skip
     """Strict (tests, DEBUG): an error. Elsewhere: logged, and the event is still recorded,
     so a bug in an event never stops the action it records."""
-    developer = make_developer()
+    account = make_account()
     with pytest.raises(EventDataInvalid, match=re.escape(problem)):
-        event_emit(developer=developer, type=type, mode="live", actor="system", data=data)
+        event_emit(account=account, type=type, mode="live", actor="system", data=data)
     assert not Event.objects.exists()
     settings.EVENT_DATA_STRICT = False
-    event = event_emit(developer=developer, type=type, mode="live", actor="system", data=data)
+    event = event_emit(account=account, type=type, mode="live", actor="system", data=data)
     assert Event.objects.get().pk == event.pk
     assert problem in caplog.text
 
 
-def test_a_key_name_retired_from_events_is_left_out_of_older_events(make_developer):
+def test_a_key_name_retired_from_events_is_left_out_of_older_events(make_account):
     """Key events carried the key's free-text name until 2026-11; the rows stay as they
     were (append-only), and no payload shows the name any more."""
     old = Event.objects.create(
-        developer=make_developer(), type="key.revoked", mode="live", actor_type="staff",
+        account=make_account(), type="key.revoked", mode="live", actor_type="staff",
         data={"keyPrefix": "pi_beta_AbCd1234", "name": "20261128"},
     )  # fmt: skip
     assert old.as_payload()["data"] == {"keyPrefix": "pi_beta_AbCd1234"}
@@ -125,9 +125,9 @@ def _raw(sql, params=()):
         cursor.execute(sql, params)
 
 
-def test_database_refuses_update_and_delete(make_developer):
+def test_database_refuses_update_and_delete(make_account):
     event = event_emit(
-        developer=make_developer(), type="access.approved", mode="live", actor="staff",
+        account=make_account(), type="access.approved", mode="live", actor="staff",
         data={"access": "approved", "previousAccess": "pending"},
     )  # fmt: skip
     with pytest.raises(DatabaseError, match="Cannot update"):
@@ -136,7 +136,7 @@ def test_database_refuses_update_and_delete(make_developer):
         _raw("DELETE FROM events_event WHERE id = %s", [event.pk])
     # An event 400 days old is still a year of history younger than the rule: refused too.
     old = Event.objects.create(
-        developer_id=event.developer_id,
+        account_id=event.account_id,
         type="key.created",
         mode="live",
         actor_type="system",
@@ -150,12 +150,12 @@ def test_database_refuses_update_and_delete(make_developer):
     assert Event.objects.count() == 2
 
 
-def test_purge_removes_only_events_older_than_400_days(make_developer):
-    developer = make_developer()
+def test_purge_removes_only_events_older_than_400_days(make_account):
+    account = make_account()
     now = timezone.now()
     for days in (401, 400.01, 399.99, 10, 0):
         Event.objects.create(
-            developer=developer,
+            account=account,
             type="key.created",
             mode="live",
             actor_type="system",

@@ -6,13 +6,13 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from accounts.models import ApiKey, Developer
+from accounts.models import Account, ApiKey
 from accounts.services import (
     access_request_approve,
+    account_reactivate,
+    account_suspend,
     api_key_create,
     api_key_roll,
-    developer_reactivate,
-    developer_suspend,
 )
 from accounts.services.keys import api_key_restrict, api_key_set_active
 from accounts.services.second_factor import (
@@ -65,25 +65,25 @@ def test_each_type_has_a_component_with_a_conforming_example(contract):
 
 
 def test_every_event_the_code_emits_conforms(
-    contract, make_developer, make_key, client, eager_tasks, settings
+    contract, make_account, make_key, client, eager_tasks, settings
 ):
     """Each emitter run once, as the portal, the admin, the commands and the jobs run it:
     every declared type is emitted, and every event conforms to the document."""
 
-    developer = make_developer(access=Developer.Access.PENDING)
+    account = make_account(access=Account.Access.PENDING)
     access_request_approve(
-        developer=developer, monthly_quota=None, reviewer=None, now=timezone.now(), actor="staff"
+        account=account, monthly_quota=None, reviewer=None, now=timezone.now(), actor="staff"
     )
-    developer_suspend(developer=developer, now=timezone.now(), actor="staff")
-    developer_reactivate(developer=developer, now=timezone.now(), actor="staff")
-    key, raw = api_key_create(developer=developer, monthly_quota=5)
+    account_suspend(account=account, now=timezone.now(), actor="staff")
+    account_reactivate(account=account, now=timezone.now(), actor="staff")
+    key, raw = api_key_create(account=account, monthly_quota=5)
     now = timezone.now()
     api_key_roll(api_key=key, old_key_expires_at=now, now=now, actor="system")
     call_command("apikey", "revoke", str(key.pk), stdout=open("/dev/null", "w"))  # noqa: SIM115
     soon, raw = api_key_create(
-        developer=developer, monthly_quota=5, expires_at=timezone.now() + timedelta(days=3)
+        account=account, monthly_quota=5, expires_at=timezone.now() + timedelta(days=3)
     )
-    Developer.objects.filter(pk=developer.pk).update(monthly_allowance=5)
+    Account.objects.filter(pk=account.pk).update(monthly_allowance=5)
     for _ in range(5):
         client.post(
             "/v1/data/carrier-lookups",
@@ -100,7 +100,7 @@ def test_every_event_the_code_emits_conforms(
 
     settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.0/8"]
     endpoint, _ = webhook_endpoint_create(
-        developer=developer, url="http://127.0.0.1:9/hooks", event_types=[], actor="developer"
+        account=account, url="http://127.0.0.1:9/hooks", event_types=[], actor="developer"
     )
     webhook_endpoint_update(
         endpoint=endpoint, url=endpoint.url, event_types=["key.revoked"], actor="developer"
@@ -112,7 +112,7 @@ def test_every_event_the_code_emits_conforms(
     endpoint.failing_since = timezone.now() - timedelta(days=4)
     webhook_endpoint_failed(endpoint=endpoint, now=timezone.now())
 
-    user = developer.user
+    user = account.user
     device = totp_device_pending(user=user)
     totp_device_confirm(user=user, code=totp_code(device.bin_key))
     [code, *_] = recovery_codes_renew(user=user)

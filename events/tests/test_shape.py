@@ -26,21 +26,21 @@ def test_events_imports_no_webhooks_module():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_committed_event_reaches_each_subscriber_the_settings_name(make_developer, settings):
+def test_a_committed_event_reaches_each_subscriber_the_settings_name(make_account, settings):
     heard = []
     settings.EVENT_SUBSCRIBERS = ["events.tests.test_shape.subscriber"]
     subscriber.heard = heard
-    developer = make_developer()
+    account = make_account()
     with transaction.atomic():
         event = event_emit(
-            developer=developer, type="webhook.test", mode="test", actor="developer",
+            account=account, type="webhook.test", mode="test", actor="developer",
             data={"endpointId": 3},
         )  # fmt: skip
         assert heard == []  # not before the commit
     assert [e.pk for e in heard] == [event.pk]
     with transaction.atomic():
         event_emit(
-            developer=developer, type="webhook.test", mode="test", actor="developer",
+            account=account, type="webhook.test", mode="test", actor="developer",
             data={"endpointId": 3},
         )  # fmt: skip
         transaction.set_rollback(True)

@@ -29,11 +29,11 @@ def endpoint_events(endpoint_id: int) -> list[tuple[str, str, dict]]:
 
 
 def test_the_portal_records_created_disabled_enabled_and_rotated(
-    developer, receiver, loopback_allowed
+    account, receiver, loopback_allowed
 ):
-    portal = signed_in(developer)
+    portal = signed_in(account)
     portal.post("/portal/webhooks/add/", {"url": receiver.url, "event_types": ["key.revoked"]})
-    endpoint = WebhookEndpoint.objects.get(developer=developer)
+    endpoint = WebhookEndpoint.objects.get(account=account)
     assert not endpoint.enabled  # the box was left unticked
     assert (
         portal.post(f"/portal/webhooks/{endpoint.pk}/enabled/", {"enabled": "1"}).status_code == 302
@@ -61,9 +61,9 @@ def test_the_portal_records_created_disabled_enabled_and_rotated(
     assert f"Webhook endpoint {endpoint.pk} turned off" in page
 
 
-def test_the_command_creates_as_the_system(developer, receiver, loopback_allowed, capsys):
-    call_command("webhook", "create", "--email", developer.user.email, "--url", receiver.url)
-    endpoint = WebhookEndpoint.objects.get(developer=developer)
+def test_the_command_creates_as_the_system(account, receiver, loopback_allowed, capsys):
+    call_command("webhook", "create", "--email", account.user.email, "--url", receiver.url)
+    endpoint = WebhookEndpoint.objects.get(account=account)
     assert endpoint_events(endpoint.pk) == [
         ("webhook_endpoint.created", "system",
          {"endpointId": endpoint.pk, "eventTypes": [], "enabled": True}),
@@ -90,15 +90,15 @@ def test_a_change_of_url_or_types_records_updated_once(endpoint, receiver):
     assert WebhookEndpoint.objects.get(pk=endpoint.pk).url == other
 
 
-def test_failing_for_3_days_records_disabled_by_the_system(developer, endpoint, receiver, settings):
+def test_failing_for_3_days_records_disabled_by_the_system(account, endpoint, receiver, settings):
     settings.WEBHOOK_RETRY_SCHEDULE = [3600] * 10
     receiver.plan = [500] * 5
     [delivery_id] = event_fan_out(
         event_id=Event.objects.create(
-            developer=developer, type="webhook.test", mode="test", actor_type="developer",
+            account=account, type="webhook.test", mode="test", actor_type="developer",
             data={"endpointId": endpoint.pk},
         ).pk,
-        developer_id=developer.pk, event_type="webhook.test", endpoint_id=endpoint.pk,
+        account_id=account.pk, event_type="webhook.test", endpoint_id=endpoint.pk,
         now=timezone.now(),
     )  # fmt: skip
     with time_machine.travel(timezone.now(), tick=False) as clock:

@@ -90,16 +90,16 @@ def slow_receiver(request, settings):
     receiver.close()
 
 
-def delivery_to(developer, url) -> int:
+def delivery_to(account, url) -> int:
     from webhooks.services import webhook_endpoint_create
 
-    webhook_endpoint_create(developer=developer, url=url, event_types=[])
+    webhook_endpoint_create(account=account, url=url, event_types=[])
     event = event_emit(
-        developer=developer, type="key.created", mode="live", actor="system",
+        account=account, type="key.created", mode="live", actor="system",
         data=event_type("key.created").example,
     )  # fmt: skip
     [delivery_id] = event_fan_out(
-        event_id=event.pk, developer_id=developer.pk, event_type=event.type,
+        event_id=event.pk, account_id=account.pk, event_type=event.type,
         endpoint_id=None, now=timezone.now(),
     )  # fmt: skip
     return delivery_id
@@ -114,8 +114,8 @@ def open_transactions() -> int:
         return cursor.fetchone()[0]
 
 
-def test_a_slow_receiver_is_cut_off_at_the_bound_holding_no_lock(developer, slow_receiver):
-    delivery_id = delivery_to(developer, slow_receiver.url)
+def test_a_slow_receiver_is_cut_off_at_the_bound_holding_no_lock(account, slow_receiver):
+    delivery_id = delivery_to(account, slow_receiver.url)
     outcome = {}
 
     def attempt():
@@ -151,7 +151,7 @@ def test_a_slow_receiver_is_cut_off_at_the_bound_holding_no_lock(developer, slow
 
 
 def test_a_host_that_does_not_resolve_in_time_is_a_timed_out_attempt(
-    developer, settings, monkeypatch
+    account, settings, monkeypatch
 ):
     """The system resolver takes no timeout; the attempt stops waiting for it at the bound."""
     from webhooks import ssrf
@@ -165,7 +165,7 @@ def test_a_host_that_does_not_resolve_in_time_is_a_timed_out_attempt(
         raise socket.gaierror("gave up")
 
     settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.0/8"]
-    delivery_id = delivery_to(developer, "http://127.0.0.1:9/hooks")
+    delivery_id = delivery_to(account, "http://127.0.0.1:9/hooks")
     WebhookEndpoint.objects.update(url="https://hooks.example.test/in")
     resolver = SimpleNamespace(
         getaddrinfo=getaddrinfo, gaierror=socket.gaierror, SOCK_STREAM=socket.SOCK_STREAM
@@ -180,11 +180,11 @@ def test_a_host_that_does_not_resolve_in_time_is_a_timed_out_attempt(
     assert WebhookDelivery.objects.get(pk=delivery_id).status == "pending"
 
 
-def test_a_lease_whose_worker_died_is_taken_again_once_it_runs_out(developer, receiver, settings):
+def test_a_lease_whose_worker_died_is_taken_again_once_it_runs_out(account, receiver, settings):
     """A worker killed mid-attempt leaves its lease; until it runs out the delivery is left
     alone (a duplicate task looks again later), then the next attempt takes it."""
     settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.0/8"]
-    delivery_id = delivery_to(developer, receiver.url)
+    delivery_id = delivery_to(account, receiver.url)
     now = timezone.now()
     WebhookDelivery.objects.filter(pk=delivery_id).update(leased_until=now + timedelta(seconds=30))
     assert delivery_attempt(delivery_id=delivery_id) is None
