@@ -291,6 +291,7 @@ def job_event_data(job: BulkJob, key_prefix: str) -> dict:
     """The counts an event carries: never a number."""
     return {
         "jobId": job.pk,
+        "keyId": job.api_key_id,
         "keyPrefix": key_prefix,
         "product": job.product,
         "total": job.total,

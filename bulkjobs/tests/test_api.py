@@ -336,7 +336,8 @@ def test_delete_cancels_deletes_the_data_at_once_and_emits_an_event(
     assert again.status_code == 200 and again.json()["data"]["status"] == "canceled"
     [event] = Event.objects.filter(type="bulk_job.canceled")
     assert event.data == {
-        "jobId": job_id, "keyPrefix": api_key.prefix, "product": "carrier-lookup",
+        "jobId": job_id, "keyId": api_key.pk, "keyPrefix": api_key.prefix,
+        "product": "carrier-lookup",
         "total": 5, "processed": 2, "charged": 2, "itemErrors": 0,
     }  # fmt: skip
     assert event.actor_type == "developer" and event.mode == "live"

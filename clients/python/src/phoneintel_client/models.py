@@ -393,6 +393,7 @@ class BulkJobEventData:
     """A bulk job's counts when it finished: never a number."""
 
     job_id: str
+    key_id: int
     key_prefix: str
     product: str
     total: int
