@@ -83,7 +83,7 @@ typescript-client: $(INSTALLED) $(TS_TOOLS)
 	cd $(TS_CLIENT) && npm run --silent build
 
 bench: $(INSTALLED)
-	$(WITH_TEST_SERVICES) sh -ec '$(PY) -m bench.cpu; $(PY) -m bench.run; $(PY) -m bench.import_bench'
+	$(WITH_TEST_SERVICES) sh -ec '$(PY) -m bench.cpu; $(PY) -m bench.run; $(PY) -m bench.import_bench; $(PY) -m bench.bulk_job_bench'
 
 # Instructions per request under valgrind: steady from run to run (bench/README.md).
 instructions: $(INSTALLED)
