@@ -125,7 +125,7 @@ def main() -> int:
 
 
 def start_worker(env: dict[str, str]) -> subprocess.Popen:
-    worker = subprocess.Popen(  # noqa: S603  (our own fixed command line)
+    worker = subprocess.Popen(
         [
             sys.executable, "-m", "celery", "-A", "phoneintel", "worker",
             "--pool", "solo", "--loglevel", "warning",
