@@ -101,6 +101,8 @@ def test_beat_schedules_every_job_and_the_worker_knows_them():
         "events.tasks.purge_events",
         "webhooks.tasks.queue_due_deliveries",
         "webhooks.tasks.purge_deliveries",
+        "bulkjobs.tasks.purge_bulk_jobs",
+        "bulkjobs.tasks.resume_stalled_bulk_jobs",
     }
     celery_app.loader.import_default_modules()
     assert schedule <= set(celery_app.tasks)

@@ -410,3 +410,22 @@ def test_the_list_is_encrypted_at_rest_and_never_logged(
     dump = dump_database()
     assert "7700900123" not in dump and "7912345678" not in dump
     assert "7700900123" not in caplog.text
+
+
+def test_a_job_whose_task_went_missing_is_requeued_once_in_a_new_generation(make_key, upload):
+    from bulkjobs.services import (
+        STALLED_AFTER,
+        bulk_job_answer_next_chunk,
+        bulk_jobs_resume_stalled,
+    )
+
+    _, raw = make_key()
+    job_id = upload(raw, CSV_LIST).json()["data"]["id"]
+    created = BulkJob.objects.get(pk=job_id).created_at
+    assert bulk_jobs_resume_stalled(now=created + STALLED_AFTER / 2) == 0
+    assert bulk_jobs_resume_stalled(now=created + STALLED_AFTER * 2) == 1
+    # A late task of the old generation stops; the new one answers the job.
+    assert bulk_job_answer_next_chunk(job_id=job_id, generation=0, now=timezone.now()) == "done"
+    assert BulkJob.objects.get(pk=job_id).processed == 0
+    assert run_job(job_id)[-1] == "done"
+    assert BulkJob.objects.get(pk=job_id).status == "succeeded"
