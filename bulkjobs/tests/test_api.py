@@ -429,3 +429,26 @@ def test_a_job_whose_task_went_missing_is_requeued_once_in_a_new_generation(make
     assert BulkJob.objects.get(pk=job_id).processed == 0
     assert run_job(job_id)[-1] == "done"
     assert BulkJob.objects.get(pk=job_id).status == "succeeded"
+
+
+@pytest.mark.parametrize("product", ["phone-lookup", "phone-exposure", "reverse-phone-lookup"])
+def test_a_chunk_costs_the_same_queries_whatever_its_size(make_key, upload, settings, product):
+    """The chunk reads its rows and is charged in one statement, as a bulk call: its queries
+    do not grow with its items."""
+    _, raw = make_key()
+    counts = []
+    for size in (3, 300):
+        settings.BULK_JOB_CHUNK_SIZE = size
+        body = "phone\n" + "".join(f"+4479123{i:05d}\n" for i in range(size))
+        job_id = upload(raw, body, product=product).json()["data"]["id"]
+        from django.db import connection
+        from django.test.utils import CaptureQueriesContext
+
+        with CaptureQueriesContext(connection) as queries:
+            assert run_job(job_id) == ["done"]
+        counts.append(len(queries))
+    assert counts[0] == counts[1], counts
+    # The task's own generation read (this helper's), the job's lock, the chunk, the key (its
+    # hash, then its read), the charge with its read inside a savepoint, the chunk's and the
+    # job's UPDATE, the finished event.
+    assert counts[0] <= 13, counts
