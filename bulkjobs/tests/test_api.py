@@ -9,6 +9,8 @@ from datetime import timedelta
 import orjson
 import pytest
 import time_machine
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.models import ApiKey, MonthlyUsage
@@ -441,9 +443,6 @@ def test_a_chunk_costs_the_same_queries_whatever_its_size(make_key, upload, sett
         settings.BULK_JOB_CHUNK_SIZE = size
         body = "phone\n" + "".join(f"+4479123{i:05d}\n" for i in range(size))
         job_id = upload(raw, body, product=product).json()["data"]["id"]
-        from django.db import connection
-        from django.test.utils import CaptureQueriesContext
-
         with CaptureQueriesContext(connection) as queries:
             assert run_job(job_id) == ["done"]
         counts.append(len(queries))

@@ -74,3 +74,31 @@ def test_after_a_413_the_pooled_client_keeps_working(keep_alive_server, make_key
 
     # Four lookups answered 200 per case, two at the end, nothing for the 413s.
     assert MonthlyUsage.objects.get(api_key=api_key).units_used == 4 * 2 * len(SIZES) + 2
+
+
+def test_a_list_upload_has_its_own_8_mib_limit_and_the_pool_keeps_working(
+    keep_alive_server, make_key
+):
+    """The bulk jobs' upload takes up to 8 MiB on a kept-alive connection; over it, the
+    answer is 413 before the body is read and closes the connection, as for 32 KiB elsewhere."""
+    _, raw = make_key()
+    url = keep_alive_server.url
+    jobs = "/v1/data/bulk-jobs?product=carrier-lookup"
+    big = b"phone\n" + b"+447912345678\n" * 100_000  # 1.4 MiB: over 32 KiB, under 8 MiB
+    huge = b"phone\n" + b"+447912345678\n" * 700_000  # over 8 MiB
+    headers = {"Authorization": f"Bearer {raw}", "Content-Type": "text/csv"}
+    with httpx.Client(base_url=url, headers=headers, timeout=30) as client:
+        accepted = client.post(jobs, content=big, headers={"Idempotency-Key": "pool-0001"})
+        assert accepted.status_code == 202
+        assert accepted.headers["Connection"] == "keep-alive"
+        assert accepted.json()["data"]["total"] == 100_000
+        for body in (huge, chunks(huge)):
+            refused = client.post(jobs, content=body, headers={"Idempotency-Key": "pool-0002"})
+            assert refused.status_code == 413
+            assert refused.headers["Connection"] == "close"
+            after = client.post(
+                LOOKUP,
+                json={"phone": "+14155550123"},
+                headers={"Content-Type": "application/json"},
+            )
+            assert after.status_code == 200
