@@ -224,6 +224,8 @@ def main() -> int:
     env = tool_env(DATABASE_NAME, REDIS_DB, DJANGO_SETTINGS_MODULE="bench.settings")
     api_key = fresh_app(env, email="layers@example.test", name="Layers", demo_data=False)
     measure = [sys.executable, "-m", "bench.layers", "--measure", *sys.argv[1:]]
+    if sys.argv[1:2] == ["--functions"]:
+        measure = [sys.executable, "-m", "bench.layers", *sys.argv[1:]]
     return subprocess.run(measure, env=env | {"BENCH_CPU_KEY": api_key}, check=False).returncode
 
 
@@ -306,7 +308,39 @@ def measure(names: list[str]) -> int:
     return 0
 
 
+def functions(name: str, count: int = 40) -> int:
+    """`--functions SCENARIO`: cProfile's `count` costliest functions by own time, for a
+    look below the layers (cProfile's clocks cost more than the layers' do)."""
+    import cProfile
+    import logging
+    import pstats
+
+    import django
+
+    django.setup()
+    from django.core.handlers.wsgi import WSGIHandler
+
+    from bench.cpu import call
+    from bench.run import SCENARIOS
+
+    logging.disable(logging.CRITICAL)
+    handler = WSGIHandler()
+    api_key = os.environ["BENCH_CPU_KEY"]
+    scenario = next(s for s in SCENARIOS if s.server == "lean" and s.name == name)
+    for _ in range(50):
+        call(handler, scenario, api_key)
+    profile = cProfile.Profile(time.thread_time_ns, 1e-9)  # CPU, not the waits
+    profile.enable()
+    for _ in range(REQUESTS):
+        call(handler, scenario, api_key)
+    profile.disable()
+    pstats.Stats(profile).sort_stats("tottime").print_stats(count)
+    return 0
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--measure"]:
         sys.exit(measure(sys.argv[2:]))
+    if sys.argv[1:2] == ["--functions"] and "BENCH_CPU_KEY" in os.environ:
+        sys.exit(functions(sys.argv[2]))
     sys.exit(main())
