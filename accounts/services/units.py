@@ -30,7 +30,6 @@ are never sent.
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import lru_cache
 
 from django.db import IntegrityError
 
@@ -141,13 +140,6 @@ _CHARGE_SQL = f"""
 """  # noqa: S608  (table names are ours; values are parameters)
 
 
-@lru_cache(maxsize=64)  # a product's read is one text (lookups.selectors): a few in all
-def _charge_with(read_sql: str) -> str:
-    """The charge and a read in one statement: built once per read rather than per charge,
-    where the long text was joined, encoded and hashed again each time."""
-    return _CHARGE_SQL + f" UNION ALL SELECT * FROM ({read_sql}) AS r ({READ_COLUMNS})"  # noqa: S608
-
-
 @dataclass(frozen=True)
 class Charged:
     usage: UsageSummary  # the key's month after the charge
@@ -165,7 +157,8 @@ def charge_units(
         return Charged(usage=usage_for_key(api_key=api_key, now=now), rows=[])
     sql, params = _CHARGE_SQL, {}
     if read is not None:
-        sql, params = _charge_with(read.sql), read.params
+        sql += f" UNION ALL SELECT * FROM ({read.sql}) AS r ({READ_COLUMNS})"  # noqa: S608
+        params = read.params
     live = api_key.mode == ApiKey.Mode.LIVE
     # The allowance as the request read it with its key: a refusal can say what is left
     # without a read after the failed statement, which inside an idempotent call's
