@@ -154,7 +154,10 @@ def drop_if_closed_while_idle() -> None:
     if raw is None or connection.in_atomic_block:
         return
     try:
-        if not _socket_poll(connection, raw).poll(0):
+        # poll, not select: select refuses descriptors above 1023, and a busy process has them.
+        idle = select.poll()
+        idle.register(raw.fileno(), select.POLLIN)
+        if not idle.poll(0):
             return
         # Something arrived while idle: a notice keeps the connection, the end of it does not.
         raw.pgconn.consume_input()
@@ -163,18 +166,6 @@ def drop_if_closed_while_idle() -> None:
     except (OSError, ValueError, PsycopgError):
         pass
     connection.close()
-
-
-def _socket_poll(connection, raw):
-    """A poll of the connection's socket for input, made once per connection: its socket
-    does not change while it lives."""
-    kept = getattr(connection, "_socket_poll", None)
-    if kept is None or kept[0] is not raw:
-        # poll, not select: select refuses descriptors above 1023, and a busy process has them.
-        idle = select.poll()
-        idle.register(raw.fileno(), select.POLLIN)
-        kept = connection._socket_poll = (raw, idle)
-    return kept[1]
 
 
 def _fetch_one(sql: str, params, row):
