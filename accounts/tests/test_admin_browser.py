@@ -59,7 +59,7 @@ def test_staff_read_the_queue_whole_and_approve_a_request_from_its_page(
     page.get_by_label("Monthly units per key:").fill("300")
     # The developer set a password when asking: the email brings a sign-in link.
     page.get_by_role("button", name="Approve and email a sign-in link").click()
-    assert "Approved 1 request(s)." in page.locator(".messagelist").inner_text()
+    assert "Approved 1 request." in page.locator(".messagelist").inner_text()
     assert page.url == f"{live_server.url}/admin/accounts/accessrequest/"
     waiting.refresh_from_db()
     assert (waiting.access, waiting.monthly_quota) == (Account.Access.APPROVED, 300)
