@@ -157,6 +157,12 @@ def _answers_hold_to_the_document():
 
 
 @pytest.fixture(autouse=True)
+def _events_checked_strictly(settings):
+    """An event whose data does not fit its declaration fails the test that emits it."""
+    settings.EVENT_DATA_STRICT = True
+
+
+@pytest.fixture(autouse=True)
 def _fresh_cache():
     """Rate-limit counters live in Redis; each test starts with none."""
     cache.clear()

@@ -431,6 +431,15 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
+# --- Events ---------------------------------------------------------------
+# Called with each event once its transaction commits (`events.services.event_emit`), so
+# that `events` imports none of the apps that react to events.
+EVENT_SUBSCRIBERS = ["webhooks.subscriber.event_recorded"]
+# An event whose data does not fit its declaration (events/types.py) raises where this is
+# on (DEBUG, tests), and is logged and recorded elsewhere: a bug in an event must not stop
+# the action it records.
+EVENT_DATA_STRICT = env.bool("EVENT_DATA_STRICT", default=DEBUG)
+
 # --- Webhooks ------------------------------------------------------------
 # Seconds between a failed delivery attempt and the next: one retry per entry, then the
 # delivery has failed. The default spreads 8 attempts over about 27 hours.
@@ -440,8 +449,8 @@ WEBHOOK_RETRY_SCHEDULE = [
         "WEBHOOK_RETRY_SCHEDULE", default=[5, 300, 1800, 7200, 18000, 36000, 36000]
     )
 ]
-# No answer within this many seconds (to connect, to send, or between bytes of the answer)
-# is a failed attempt.
+# One attempt, from resolving the host to the answer's status line, takes at most this
+# many seconds in all; longer is a failed attempt (`timeout`).
 WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
 # Networks (CIDRs) a webhook may reach although they are private, loopback or otherwise
 # special, and where plain http is allowed (webhooks/ssrf.py). Default: none; with DEBUG on

@@ -19,6 +19,7 @@ from django_ratelimit.core import get_usage
 from accounts.models import Account
 from accounts.reauth import recent_authentication_required
 from accounts.selectors.portal import account_for_user
+from events.models import Actor
 from phoneintel.views import too_many_tries
 from webhooks.forms import WebhookEndpointForm
 from webhooks.models import WebhookEndpoint
@@ -116,6 +117,7 @@ def webhook_create(request):
                 url=form.cleaned_data["url"],
                 event_types=form.cleaned_data["event_types"],
                 enabled=form.cleaned_data["enabled"],
+                actor=Actor.DEVELOPER,
             )
         except WebhookRefused as refused:
             form.add_error("url", str(refused))
@@ -168,7 +170,7 @@ def webhook_detail(request, endpoint_id: int):
 def webhook_set_enabled(request, endpoint_id: int):
     endpoint = _own_endpoint(request, endpoint_id)
     enabled = request.POST.get("enabled") == "1"
-    webhook_endpoint_set_enabled(endpoint=endpoint, enabled=enabled)
+    webhook_endpoint_set_enabled(endpoint=endpoint, enabled=enabled, actor=Actor.DEVELOPER)
     messages.success(request, f"Deliveries to {endpoint.url} are {'on' if enabled else 'off'}.")
     return redirect("webhooks:detail", endpoint_id=endpoint.pk)
 
@@ -179,7 +181,7 @@ def webhook_set_enabled(request, endpoint_id: int):
 @recent_authentication_required(return_to="webhooks:detail")
 def webhook_rotate(request, endpoint_id: int):
     endpoint = _own_endpoint(request, endpoint_id)
-    webhook_secret_rotate(endpoint=endpoint, now=timezone.now())
+    webhook_secret_rotate(endpoint=endpoint, now=timezone.now(), actor=Actor.DEVELOPER)
     return _show_secret_once(request, endpoint)
 
 

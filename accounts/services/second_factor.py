@@ -13,7 +13,10 @@ from django_otp.oath import TOTP
 from django_otp.plugins.otp_static.models import StaticDevice, StaticToken
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from accounts.models import User
+from accounts.models import Account, User
+from events import types as event_types
+from events.models import Actor, Event
+from events.services import event_emit
 
 RECOVERY_CODE_COUNT = 10
 AUTHENTICATOR_APP = "Authenticator app"
@@ -58,7 +61,8 @@ def totp_device_confirm(*, user: User, code: str) -> TOTPDevice:
             device.confirmed = True
             device.save(update_fields=["confirmed"])
             TOTPDevice.objects.filter(user=user).exclude(pk=device.pk).delete()
-            recovery_codes_renew(user=user)
+            _recovery_codes_make(user=user)
+            _second_factor_event(user, event_types.SECOND_FACTOR_ENABLED, {"method": "totp"})
     # Raised once the transaction has committed: the failure django-otp counted stays.
     if refused is not None:
         raise refused
@@ -66,8 +70,17 @@ def totp_device_confirm(*, user: User, code: str) -> TOTPDevice:
 
 
 @transaction.atomic
-def recovery_codes_renew(*, user: User) -> list[str]:
-    """Ten new recovery codes; the earlier ones stop working."""
+def recovery_codes_renew(*, user: User, actor: str = Actor.DEVELOPER) -> list[str]:
+    """Ten new recovery codes; the earlier ones stop working. Records
+    `recovery_codes.renewed`."""
+    codes = _recovery_codes_make(user=user)
+    _second_factor_event(
+        user, event_types.RECOVERY_CODES_RENEWED, {"count": len(codes)}, actor=actor
+    )
+    return codes
+
+
+def _recovery_codes_make(*, user: User) -> list[str]:
     device, _ = StaticDevice.objects.select_for_update().get_or_create(
         user=user, name=RECOVERY_CODES, defaults={"confirmed": True}
     )
@@ -97,6 +110,9 @@ def second_factor_verify(*, user: User, code: str, recovery: bool = False) -> De
         if device is None:
             raise CodeRefused(WRONG_CODE)
         refused = _refusal(device, code)
+        if refused is None and recovery:
+            remaining = StaticToken.objects.filter(device=device).count()
+            _second_factor_event(user, event_types.RECOVERY_CODES_USED, {"remaining": remaining})
     # Raised once the transaction has committed: raised inside it, the failure count that
     # django-otp saved would roll back with it, and its delay would never grow.
     if refused is not None:
@@ -104,11 +120,24 @@ def second_factor_verify(*, user: User, code: str, recovery: bool = False) -> De
     return device
 
 
-def second_factor_remove(*, user: User) -> None:
-    """Turns the factor off: the app and the recovery codes are forgotten."""
+def second_factor_remove(*, user: User, actor: str = Actor.DEVELOPER) -> None:
+    """Turns the factor off: the app and the recovery codes are forgotten. Records
+    `second_factor.disabled` when there was one."""
     with transaction.atomic():
+        removed, _ = TOTPDevice.objects.filter(user=user, confirmed=True).delete()
         TOTPDevice.objects.filter(user=user).delete()
         StaticDevice.objects.filter(user=user).delete()
+        if removed:
+            _second_factor_event(
+                user, event_types.SECOND_FACTOR_DISABLED, {"method": "totp"}, actor=actor
+            )
+
+
+def _second_factor_event(user: User, type: str, data: dict, *, actor=Actor.DEVELOPER) -> None:
+    """The event on the user's developer account; a staff user without one records none."""
+    account_id = Account.objects.filter(user=user).values_list("pk", flat=True).first()
+    if account_id is not None:
+        event_emit(account=account_id, type=type, mode=Event.Mode.LIVE, actor=actor, data=data)
 
 
 WRONG_CODE = "That code is not right. Check the time on your phone and try the newest code."

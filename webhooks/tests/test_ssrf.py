@@ -8,6 +8,7 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from events.services import event_emit
+from events.types import event_type
 from webhooks.delivery import delivery_attempt, event_fan_out
 from webhooks.models import WebhookAttempt, WebhookEndpoint
 from webhooks.services import WebhookRefused, webhook_endpoint_create
@@ -147,7 +148,13 @@ def test_delivery_resolves_again_and_records_a_refused_attempt(url, account, set
     settings.WEBHOOK_ALLOWED_NETWORKS = ["10.0.0.0/8", "169.254.0.0/16", "127.0.0.0/8", "::1/128"]
     endpoint, _ = webhook_endpoint_create(account=account, url=url, event_types=[])
     settings.WEBHOOK_ALLOWED_NETWORKS = []
-    event = event_emit(account=account, type="key.created", mode="live", actor="system", data={})
+    event = event_emit(
+        account=account,
+        type="key.created",
+        mode="live",
+        actor="system",
+        data=event_type("key.created").example,
+    )
     [delivery_id] = event_fan_out(
         event_id=event.pk, account_id=account.pk, event_type=event.type,
         endpoint_id=None, now=timezone.now(),
