@@ -38,7 +38,7 @@ from accounts.services import (
     quota_alerts_reset,
 )
 from events.models import Actor
-from phoneintel.templatetags.numbers import grouped
+from phoneintel.formats import grouped
 
 
 @admin.register(User)
