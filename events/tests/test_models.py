@@ -13,6 +13,7 @@ from accounts import crypto
 from events.models import Event, new_event_id
 from events.services import EventDataInvalid, EventDataRefused, event_emit, events_purge
 from events.tasks import purge_events
+from events.types import event_type
 
 
 def test_ids_are_evt_and_sort_by_time():
@@ -160,7 +161,7 @@ def test_database_refuses_truncate(transactional_db, make_account):
         type="access.approved",
         mode="live",
         actor="staff",
-        data={"access": "approved", "previousAccess": None},
+        data=event_type("access.approved").example,
     )
     with pytest.raises(DatabaseError, match="Cannot truncate"):
         _raw("TRUNCATE events_event CASCADE")
