@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from django.db import IntegrityError
+from django.template.defaultfilters import pluralize
 
 from accounts.models import (
     AccountMonthlyUsage,
@@ -61,9 +62,9 @@ class QuotaExceeded(Exception):
         usage = self.usage
         whose = "your developer allowance" if self.of_allowance else "the key"
         message = (
-            f"This call needs {self.units} unit(s) but {whose} has {usage.units_remaining} of"
-            f" {usage.units_quota} left for {usage.period:%Y-%m}. It resets at"
-            f" {usage.resets_at:%Y-%m-%dT%H:%M:%SZ}. Nothing was charged."
+            f"This call needs {self.units} unit{pluralize(self.units)} but {whose} has"
+            f" {usage.units_remaining} of {usage.units_quota} left for {usage.period:%Y-%m}."
+            f" It resets at {usage.resets_at:%Y-%m-%dT%H:%M:%SZ}. Nothing was charged."
         )
         detail = (
             {"field": "allowance", "code": "developer_allowance"}
@@ -164,6 +165,7 @@ def charge_units(
     # without a read after the failed statement, which inside an idempotent call's
     # transaction could run nothing more.
     allowance = api_key.allowance
+    period = month_start(now)
     params = params | {
         "key": api_key.pk,
         "lineage": api_key.lineage_id,
@@ -172,7 +174,7 @@ def charge_units(
         "allowance": allowance.units_quota if live else 0,
         "live": live,
         "units": units,
-        "period": month_start(now),
+        "period": period,
         "day": now.astimezone(UTC).date(),
         "now": now,
         "product": product,
@@ -189,9 +191,16 @@ def charge_units(
     if charge is None:
         # The month as it stands, for the refusal's message: a read, on this rare path only.
         raise QuotaExceeded(usage_for_key(api_key=api_key, now=now), units)
-    usage = UsageSummary(
-        period=month_start(now), units_used=charge.n, units_quota=api_key.monthly_quota
-    )
+    usage = UsageSummary(period=period, units_used=charge.n, units_quota=api_key.monthly_quota)
+    if charge.label:  # a threshold crossed: a few charges a month per key
+        _thresholds_crossed(api_key, charge, usage, allowance)
+    return Charged(usage=usage, rows=[row for row in rows if row.kind != "charged"])
+
+
+def _thresholds_crossed(
+    api_key: AuthenticatedKey, charge: ReadRow, usage: UsageSummary, allowance: UsageSummary
+) -> None:
+    """The alerts of the quota and allowance thresholds the charge crossed first."""
     crossed = [label.split(":") for label in charge.label.split()]
     if alerts := sorted(int(threshold) for of, threshold in crossed if of == "quota"):
         quota_alerts_queue(api_key=api_key, thresholds=alerts, usage=usage)
@@ -203,4 +212,3 @@ def charge_units(
                 period=usage.period, units_used=charge.bucket, units_quota=allowance.units_quota
             ),
         )
-    return Charged(usage=usage, rows=[row for row in rows if row.kind != "charged"])
