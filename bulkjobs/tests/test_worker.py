@@ -67,7 +67,7 @@ def test_a_worker_killed_mid_chunk_leaves_it_to_the_next_which_charges_it_once(
     from django.utils import timezone
 
     charge(api_key, 1, now=timezone.now(), product="carrier-lookup")  # the month's row exists
-    rows = 40 * 25
+    rows = 200 * 25  # long enough that the worker is still at it when the row is taken
     body = "phone\n" + "".join(f"+4479123{index:05d}\n" for index in range(rows))
     job_id = upload(client, raw, body).json()["data"]["id"]
 
