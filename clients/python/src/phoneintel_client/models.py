@@ -296,6 +296,17 @@ EventType = Literal[
     "access.approved",
     "access.suspended",
     "webhook.test",
+    "key.deactivated",
+    "key.activated",
+    "second_factor.enabled",
+    "second_factor.disabled",
+    "recovery_codes.used",
+    "recovery_codes.renewed",
+    "webhook_endpoint.created",
+    "webhook_endpoint.updated",
+    "webhook_endpoint.disabled",
+    "webhook_endpoint.enabled",
+    "webhook_endpoint.secret_rotated",
 ]
 EVENT_TYPES: tuple[str, ...] = typing.get_args(EventType)
 Mode = Literal["live", "test"]
