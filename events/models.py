@@ -2,9 +2,12 @@
 
 The portal's Events page, `GET /v1/data/events` and the webhooks all read these rows; one
 function writes them (`events.services.event_emit`). The database refuses an UPDATE of
-any row and a DELETE of a row younger than the retention (the triggers below), so no code
-path, the admin's or a stray `manage.py shell`'s, can rewrite the history; the purge
-(`events.tasks.purge_events`) deletes only what the trigger lets go.
+any row, a DELETE of a row younger than the retention and any TRUNCATE (the triggers
+below), so no code path, the admin's or a stray `manage.py shell`'s, can rewrite the
+history; the purge (`events.tasks.purge_events`) deletes only what the trigger lets go.
+Against the application's own database role, which could drop a trigger of a table it
+owns, production gives the table to a separate owner role (README, "Running in
+production").
 """
 
 import os
@@ -102,6 +105,16 @@ class Event(models.Model):
         ]
         triggers = [
             pgtrigger.Protect(name="event_no_update", operation=pgtrigger.Update),
+            # TRUNCATE fires no DELETE trigger; PostgreSQL runs TRUNCATE triggers per
+            # statement only, where pgtrigger's Protect needs transition tables that
+            # TRUNCATE has not, so this one raises itself.
+            pgtrigger.Trigger(
+                name="event_no_truncate",
+                level=pgtrigger.Statement,
+                when=pgtrigger.Before,
+                operation=pgtrigger.Truncate,
+                func="RAISE EXCEPTION 'pgtrigger: Cannot truncate % table', TG_TABLE_NAME;",
+            ),
             pgtrigger.Protect(
                 name="event_no_delete_within_retention",
                 operation=pgtrigger.Delete,

@@ -451,13 +451,22 @@ WEBHOOK_RETRY_SCHEDULE = [
 # many seconds in all; longer is a failed attempt (`timeout`).
 WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
 # Networks (CIDRs) a webhook may reach although they are private, loopback or otherwise
-# special, and where plain http is allowed (webhooks/ssrf.py). Default: none.
-WEBHOOK_ALLOWED_NETWORKS = env.list("WEBHOOK_ALLOWED_NETWORKS", default=[])
+# special, and where plain http is allowed (webhooks/ssrf.py). Default: none; with DEBUG on
+# (`make run`), this machine's loopback, so that a receiver on it works out of the box.
+WEBHOOK_ALLOWED_NETWORKS = env.list(
+    "WEBHOOK_ALLOWED_NETWORKS", default=["127.0.0.0/8", "::1/128"] if DEBUG else []
+)
 try:
     for _network in WEBHOOK_ALLOWED_NETWORKS:
         ipaddress.ip_network(_network)
 except ValueError as bad:
     raise ImproperlyConfigured(f"WEBHOOK_ALLOWED_NETWORKS: {bad}") from None
+
+# Per account (every member, every browser): "send test event" clicks and endpoints added
+# (attempts, refused URLs included). Each test event is a row no one may delete and up to a
+# retry schedule of requests; each attempt to add resolves a host the developer chose.
+WEBHOOK_TEST_EVENT_RATE = env.str("WEBHOOK_TEST_EVENT_RATE", default="20/h")
+WEBHOOK_CREATE_RATE = env.str("WEBHOOK_CREATE_RATE", default="10/h")
 
 # --- Operations ----------------------------------------------------------
 # /metrics answers only `Authorization: Bearer <METRICS_TOKEN>`; unset, it is always 404.

@@ -150,6 +150,17 @@ def test_database_refuses_update_and_delete(make_account):
     assert Event.objects.count() == 2
 
 
+def test_database_refuses_truncate(transactional_db, make_account):
+    """TRUNCATE fires no DELETE trigger: without a trigger of its own, the app's role (the
+    table's owner unless production separates them, README) could empty the record. (The
+    event is committed: inside a transaction with pending foreign-key checks PostgreSQL
+    refuses TRUNCATE for that reason first.)"""
+    event_emit(account=make_account(), type="access.approved", mode="live", actor="staff", data={})
+    with pytest.raises(DatabaseError, match="Cannot truncate"):
+        _raw("TRUNCATE events_event CASCADE")
+    assert Event.objects.count() == 1
+
+
 def test_purge_removes_only_events_older_than_400_days(make_account):
     account = make_account()
     now = timezone.now()

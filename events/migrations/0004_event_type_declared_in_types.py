@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("events", "0002_rename_developer_to_account"),
+        ("events", "0003_event_no_truncate"),
     ]
 
     operations = [
