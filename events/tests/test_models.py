@@ -155,7 +155,10 @@ def test_database_refuses_truncate(transactional_db, make_account):
     table's owner unless production separates them, README) could empty the record. (The
     event is committed: inside a transaction with pending foreign-key checks PostgreSQL
     refuses TRUNCATE for that reason first.)"""
-    event_emit(account=make_account(), type="access.approved", mode="live", actor="staff", data={})
+    event_emit(
+        account=make_account(), type="access.approved", mode="live", actor="staff",
+        data={"access": "approved", "previousAccess": "pending"},
+    )  # fmt: skip
     with pytest.raises(DatabaseError, match="Cannot truncate"):
         _raw("TRUNCATE events_event CASCADE")
     assert Event.objects.count() == 1
