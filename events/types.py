@@ -194,7 +194,10 @@ class Nullable(Field):
     def schema(self):
         inner = self.inner.schema()
         description = self.description or inner.pop("description", "")
-        schema = {"anyOf": [inner, {"type": "null"}]}
+        if "enum" in inner:  # a nullable enum: the null beside it
+            schema = {"anyOf": [inner, {"type": "null"}]}
+        else:
+            schema = {**inner, "type": [inner["type"], "null"]}
         return {**schema, "description": description} if description else schema
 
     def accepts(self, value):
