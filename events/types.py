@@ -4,8 +4,8 @@ against its declaration; the portal's Events page, its filters, the webhook form
 `?type=` and the OpenAPI document (`events/openapi.py`: a schema per type, derived from the
 fields below, and the top-level `webhooks`) all read `EVENT_TYPES`.
 
-Adding a type is one declaration at the end of this module, and nothing else (no migration:
-the column holds any name):
+Adding a type is one declaration at the end of this module (no migration: the column holds
+any name):
 
     MEMBER_INVITED = declare(
         "member.invited",
@@ -24,8 +24,10 @@ and `Nullable`; a field added to a type that already has recorded events is wrap
 (`events.services.EventDataRefused`), whatever the settings. An event names a key by
 `keyId` and `keyPrefix`, never by its free-text name.
 
-The portal and the API also need the new type's webhook checkbox and enum: they read this
-registry; regenerate the TypeScript client's types (`make typescript-client`).
+The portal, the API and the document read this registry, so they need nothing more. The
+clients do: regenerate the TypeScript client's types (`make typescript-client`) and give
+the Python client the type's data and event classes (`phoneintel_client/models.py`,
+`EventType` and `EVENT_CLASSES`; clients/python/tests/test_events.py holds them equal).
 """
 
 import re
@@ -193,7 +195,10 @@ class Nullable(Field):
     def schema(self):
         inner = self.inner.schema()
         description = self.description or inner.pop("description", "")
-        schema = {"anyOf": [inner, {"type": "null"}]}
+        if "enum" in inner:  # a nullable enum: the null beside it
+            schema = {"anyOf": [inner, {"type": "null"}]}
+        else:
+            schema = {**inner, "type": [inner["type"], "null"]}
         return {**schema, "description": description} if description else schema
 
     def accepts(self, value):

@@ -152,7 +152,8 @@ def webhook_endpoint_set_enabled(*, endpoint: WebhookEndpoint, enabled: bool, ac
         _endpoint_event(endpoint, WEBHOOK_ENDPOINT_DISABLED, actor, reason="account")
 
 
-@transaction.atomic
+# Joins the attempt's transaction without a savepoint of its own (2 round trips fewer).
+@transaction.atomic(savepoint=False)
 def webhook_endpoint_failed(*, endpoint: WebhookEndpoint, now: datetime) -> None:
     """A delivery attempt to the endpoint failed: starts its failure streak, or once the
     streak is 3 days old disables it (`webhook_endpoint.disabled`, reason `failures`, by

@@ -21,7 +21,7 @@ from accounts.reauth import recent_authentication_required
 from accounts.selectors.portal import account_for_user
 from events.models import Actor
 from phoneintel.views import too_many_tries
-from webhooks.forms import WebhookEndpointForm
+from webhooks.forms import WebhookEndpointChangeForm, WebhookEndpointForm
 from webhooks.models import WebhookEndpoint
 from webhooks.selectors import account_endpoint, account_endpoints, endpoint_attempts
 from webhooks.services import (
@@ -29,6 +29,7 @@ from webhooks.services import (
     WebhookRefused,
     webhook_endpoint_create,
     webhook_endpoint_set_enabled,
+    webhook_endpoint_update,
     webhook_secret,
     webhook_secret_rotate,
     webhook_test_send,
@@ -147,13 +148,20 @@ def webhook_secret_page(request, endpoint_id: int):
 @login_required
 @require_GET
 def webhook_detail(request, endpoint_id: int):
-    endpoint = _own_endpoint(request, endpoint_id)
+    return _detail(request, _own_endpoint(request, endpoint_id))
+
+
+def _detail(request, endpoint: WebhookEndpoint, *, change_form=None):
     now = timezone.now()
+    change_form = change_form or WebhookEndpointChangeForm(
+        initial={"url": endpoint.url, "event_types": endpoint.event_types}
+    )
     return render(
         request,
         "webhooks/detail.html",
         {
             "endpoint": endpoint,
+            "change_form": change_form,
             "attempts": endpoint_attempts(endpoint=endpoint),
             "previous_secret_valid": (
                 endpoint.previous_secret_expires_at is not None
@@ -162,6 +170,31 @@ def webhook_detail(request, endpoint_id: int):
             "overlap_hours": int(ROTATION_OVERLAP.total_seconds() // 3600),
         },
     )
+
+
+@never_cache
+@login_required
+@require_POST
+@recent_authentication_required(return_to="webhooks:detail")
+def webhook_change(request, endpoint_id: int):
+    """A new URL or other event types, from the next delivery on; a URL the SSRF guard
+    refuses is an error on the form, and nothing changes."""
+    endpoint = _own_endpoint(request, endpoint_id)
+    form = WebhookEndpointChangeForm(request.POST)
+    if form.is_valid():
+        try:
+            webhook_endpoint_update(
+                endpoint=endpoint,
+                url=form.cleaned_data["url"],
+                event_types=form.cleaned_data["event_types"],
+                actor=Actor.DEVELOPER,
+            )
+        except WebhookRefused as refused:
+            form.add_error("url", str(refused))
+        else:
+            messages.success(request, "Changes saved: they apply from the next delivery.")
+            return redirect("webhooks:detail", endpoint_id=endpoint.pk)
+    return _detail(request, endpoint, change_form=form)
 
 
 @never_cache

@@ -187,6 +187,7 @@ NOT_PAGES = {
     "portal:events_csv": "a CSV file",
     "webhooks:create": "the add form's target: its error state is in FORM_ERRORS",
     "webhooks:secret": "reached by adding an endpoint: checked after the key created below",
+    "webhooks:change": "the endpoint page's form's target: its error state is in FORM_ERRORS",
     "webhooks:set_enabled": "a POST that redirects to the endpoint's page",
     "webhooks:rotate": "a POST that redirects to the secret's page (checked after adding)",
     "webhooks:test": "a POST that redirects to the endpoint's page",
@@ -289,6 +290,11 @@ FORM_ERRORS = [
         "webhook, refused address",
         Page("webhooks:list", signed_in=True),
         _fill("Endpoint URL", "http://10.0.0.1/hook", "Add endpoint"),
+    ),
+    FormError(
+        "webhook change, refused address",
+        Page("webhooks:detail", (endpoint,), signed_in=True),
+        _fill("Endpoint URL", "http://10.0.0.1/hook", "Save changes"),
     ),
 ]
 
