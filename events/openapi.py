@@ -33,6 +33,9 @@ _ACCESS_BEFORE = {
     "description": "The access before; null for an account created approved.",
 }
 
+_EMAIL = {"type": "string", "format": "email", "description": "The member's address."}
+_ROLE = {"type": "string", "enum": ["owner", "admin", "developer", "viewer"]}
+
 
 @dataclass(frozen=True)
 class _Type:
@@ -177,6 +180,41 @@ EVENT_TYPES: dict[str, _Type] = {
         {"access": {"type": "string", "enum": ["suspended"]}, "previousAccess": _ACCESS_BEFORE},
         {"access": "suspended", "previousAccess": "approved"},
     ),
+    EventType.MEMBER_INVITED.value: _Type(
+        "An owner or admin invited an address to the account, with the role it joins with.",
+        "live",
+        Actor.DEVELOPER,
+        {"email": _EMAIL, "role": _ROLE},
+        {"email": "sam@example.com", "role": "developer"},
+    ),
+    EventType.MEMBER_JOINED.value: _Type(
+        "Someone accepted an invitation and is a member now; `actor.email` is theirs.",
+        "live",
+        Actor.DEVELOPER,
+        {"email": _EMAIL, "role": _ROLE},
+        {"email": "sam@example.com", "role": "developer"},
+    ),
+    EventType.MEMBER_ROLE_CHANGED.value: _Type(
+        "A member's role changed (`previousRole` was theirs before).",
+        "live",
+        Actor.DEVELOPER,
+        {"email": _EMAIL, "role": _ROLE, "previousRole": _ROLE},
+        {"email": "sam@example.com", "role": "admin", "previousRole": "developer"},
+    ),
+    EventType.MEMBER_REMOVED.value: _Type(
+        "A member was removed, or left (`left`: true). The keys they created keep working.",
+        "live",
+        Actor.DEVELOPER,
+        {"email": _EMAIL, "role": _ROLE, "left": {"type": "boolean"}},
+        {"email": "sam@example.com", "role": "developer", "left": False},
+    ),
+    EventType.INVITATION_REVOKED.value: _Type(
+        "An invitation was revoked before it was used: its link no longer works.",
+        "live",
+        Actor.DEVELOPER,
+        {"email": _EMAIL, "role": _ROLE},
+        {"email": "sam@example.com", "role": "viewer"},
+    ),
     EventType.WEBHOOK_TEST.value: _Type(
         'Sent from the portal\'s "send test event" to one webhook endpoint only.',
         "test",
@@ -202,6 +240,8 @@ def event_example(type: str) -> dict:
         type=type,
         mode=spec.mode,
         actor_type=spec.actor,
+        # A member acting in the portal is named; staff and the system are not.
+        actor_email="alex@example.com" if spec.actor == Actor.DEVELOPER else "",
         data=spec.example,
         created_at=datetime(2026, 11, 22, 8, 15, 4, tzinfo=UTC),
     ).as_payload()
@@ -239,10 +279,19 @@ def event_schemas(result, generator, request, public):
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     schemas["EventActor"] = {
         "type": "object",
-        "description": "Who acted: the developer in the portal, staff in the admin, or the"
-        " system (management commands, scheduled jobs, thresholds a charge crosses).",
+        "description": "Who acted: a member of the account in the portal (`developer`, with"
+        " their `email`), staff in the admin, or the system (management commands, scheduled"
+        " jobs, thresholds a charge crosses).",
         "required": ["type"],
-        "properties": {"type": {"type": "string", "enum": Actor.values}},
+        "properties": {
+            "type": {"type": "string", "enum": Actor.values},
+            "email": {
+                "type": "string",
+                "format": "email",
+                "description": "The acting member's address: present when a member acted in"
+                " the portal.",
+            },
+        },
         "additionalProperties": False,
     }
     for type, spec in EVENT_TYPES.items():
