@@ -399,9 +399,14 @@ class InvitationForm(forms.Form):
 
 
 class TeamSettingsForm(forms.Form):
+    name = forms.CharField(
+        label="Account name",
+        max_length=150,
+        required=False,
+        help_text="What members see in the switcher, and the API answers as the account's name.",
+    )
     require_second_factor = forms.BooleanField(
         label="Every member needs two-factor sign-in",
         required=False,
-        help_text="A member without it is sent to set it up before any other page of this"
-        " account.",
+        help_text="A member without it is sent to set it up before any other page of this account.",
     )

@@ -23,7 +23,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from accounts.models import Membership
-from accounts.roles import ACTION_WORDS, Action, role_allows, roles_allowed
+from accounts.roles import ACTION_WORDS, ALLOWED, Action, role_allows, roles_allowed
 from accounts.selectors.team import memberships_of
 from events.models import MemberActor
 
@@ -65,6 +65,9 @@ def member_required(action: Action):
                 return refused(request, membership, action)
             request.membership = membership
             request.account = account
+            # What the member may do, for templates to leave out what they could not use
+            # (`{% if "manage_keys" in request.can %}`); the server's answer is above.
+            request.can = ALLOWED[membership.role]
             request.actor = MemberActor(email=request.user.email)
             return view(request, *args, **kwargs)
 
@@ -75,7 +78,7 @@ def member_required(action: Action):
 
 def refused(request, membership: Membership, action: Action):
     """403: what the member tried needs a role they do not have, and who can give it."""
-    roles = [role for role in roles_allowed(action)]
+    roles = roles_allowed(action)
     return render(
         request,
         "accounts/refused.html",

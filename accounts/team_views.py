@@ -32,7 +32,7 @@ from accounts.selectors.team import (
 )
 from accounts.services.team import (
     TeamRefused,
-    account_require_second_factor,
+    account_settings_save,
     invitation_accept,
     invitation_find,
     invitation_revoke,
@@ -60,7 +60,9 @@ def _team(request, *, invite_form=None, settings_form=None, status=200):
         else [],
         "invite_form": invite_form or InvitationForm(roles=_roles_to_give(membership)),
         "settings_form": settings_form
-        or TeamSettingsForm(initial={"require_second_factor": account.require_second_factor}),
+        or TeamSettingsForm(
+            initial={"name": account.name, "require_second_factor": account.require_second_factor}
+        ),
     }
     return render(request, "accounts/team.html", context, status=status)
 
@@ -194,9 +196,7 @@ def team_settings(request):
     form = TeamSettingsForm(request.POST)
     if not form.is_valid():
         return _team(request, settings_form=form)
-    account_require_second_factor(
-        account=request.account, required=form.cleaned_data["require_second_factor"]
-    )
+    account_settings_save(account=request.account, **form.cleaned_data)
     messages.success(request, "The account's settings are saved.")
     return redirect("portal:team")
 
@@ -230,7 +230,9 @@ def invitation(request, token: str):
         if user.email != found.email:
             return render(request, "accounts/invitation.html", context | {"step": "other_user"})
         if request.method == "POST":
-            return _joined(request, invitation_accept(token=token, user=user, password=None, now=now))
+            return _joined(
+                request, invitation_accept(token=token, user=user, password=None, now=now)
+            )
         return render(request, "accounts/invitation.html", context | {"step": "accept"})
     existing = User.objects.filter(email=found.email).first()
     if existing is not None and existing.has_usable_password():
@@ -245,9 +247,7 @@ def invitation(request, token: str):
         if membership is not None:
             login(request, membership.user, backend="django.contrib.auth.backends.ModelBackend")
         return _joined(request, membership)
-    return render(
-        request, "accounts/invitation.html", context | {"step": "sign_up", "form": form}
-    )
+    return render(request, "accounts/invitation.html", context | {"step": "sign_up", "form": form})
 
 
 def _joined(request, membership):

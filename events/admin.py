@@ -10,8 +10,8 @@ class EventAdmin(admin.ModelAdmin):
 
     list_display = ["id", "created_at", "type", "account", "mode", "actor_type", "key_prefix"]
     list_filter = ["type", "mode", "actor_type"]
-    search_fields = ["id", "account__user__email", "data__keyPrefix"]
-    list_select_related = ["account__user"]
+    search_fields = ["id", "account__memberships__user__email", "data__keyPrefix"]
+    list_select_related = ["account"]
     date_hierarchy = "created_at"
     fields = ["id", "created_at", "type", "account", "mode", "actor_type", "data"]
     readonly_fields = fields

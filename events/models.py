@@ -10,6 +10,7 @@ path, the admin's or a stray `manage.py shell`'s, can rewrite the history; the p
 import os
 import threading
 import time
+from dataclasses import dataclass
 from datetime import timedelta
 
 import pgtrigger
@@ -74,6 +75,11 @@ class EventType(models.TextChoices):
     ALLOWANCE_THRESHOLD_REACHED = "allowance.threshold_reached", "Allowance threshold reached"
     ACCESS_APPROVED = "access.approved", "Access approved"
     ACCESS_SUSPENDED = "access.suspended", "Access suspended"
+    MEMBER_INVITED = "member.invited", "Member invited"
+    MEMBER_JOINED = "member.joined", "Member joined"
+    MEMBER_ROLE_CHANGED = "member.role_changed", "Member's role changed"
+    MEMBER_REMOVED = "member.removed", "Member removed"
+    INVITATION_REVOKED = "invitation.revoked", "Invitation revoked"
     WEBHOOK_TEST = "webhook.test", "Webhook test"
 
 
@@ -84,6 +90,15 @@ class Actor(models.TextChoices):
     DEVELOPER = "developer", "Developer"
     STAFF = "staff", "Staff"
     SYSTEM = "system", "System"
+
+
+@dataclass(frozen=True)
+class MemberActor:
+    """A member acting in the portal: the actor `developer`, named by their address. The
+    portal passes this (`request.actor`) wherever a service takes an `actor`."""
+
+    email: str
+    type: str = Actor.DEVELOPER
 
 
 class Event(models.Model):
@@ -101,6 +116,8 @@ class Event(models.Model):
     type = models.CharField(max_length=40, choices=EventType.choices)
     mode = models.CharField(max_length=4, choices=Mode.choices)
     actor_type = models.CharField(max_length=10, choices=Actor.choices)
+    # The acting member's address when a member acted in the portal; empty otherwise.
+    actor_email = models.EmailField(blank=True, default="")
     # Never a raw key, a secret or a looked-up number (`event_emit` refuses them);
     # `keyPrefix` names the key wherever one is involved.
     data = models.JSONField(default=dict)
@@ -135,6 +152,7 @@ class Event(models.Model):
             "type": self.type,
             "createdAt": iso_utc(self.created_at),
             "mode": self.mode,
-            "actor": {"type": self.actor_type},
+            "actor": {"type": self.actor_type}
+            | ({"email": self.actor_email} if self.actor_email else {}),
             "data": self.data,
         }

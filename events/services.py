@@ -7,7 +7,7 @@ from django.db import transaction
 
 from accounts import crypto
 from accounts.models import Account
-from events.models import EVENT_RETENTION, Actor, Event, EventType
+from events.models import EVENT_RETENTION, Actor, Event, EventType, MemberActor
 from webhooks.queue import event_deliveries_schedule
 
 # A string that could be a phone number as the API handles one: `+` and digits (E.164, or
@@ -19,9 +19,12 @@ class EventDataRefused(ValueError):
     """`data` held something an event must never hold (CONTRACT, "Events and webhooks")."""
 
 
-def event_emit(*, account: Account | int, type: str, mode: str, actor: str, data: dict) -> Event:
+def event_emit(
+    *, account: Account | int, type: str, mode: str, actor: str | MemberActor, data: dict
+) -> Event:
     """Records that `type` happened to `account` (an Account or its pk), in
-    `mode` ("live" or "test"), done by `actor` ("developer", "staff" or "system").
+    `mode` ("live" or "test"), done by `actor` ("developer", "staff" or "system", or a
+    `MemberActor`: a member in the portal, whose address the event keeps as `actor.email`).
 
     Inserts the row in the caller's transaction: an action rolled back leaves no event.
     `data` names a key by `keyPrefix`; a raw key, a secret or a phone number in it is a
@@ -31,12 +34,20 @@ def event_emit(*, account: Account | int, type: str, mode: str, actor: str, data
         raise ValueError(f"Unknown event type {type!r}.")
     if mode not in Event.Mode.values:
         raise ValueError(f"Unknown mode {mode!r}.")
-    if actor not in Actor.values:
+    actor_type, actor_email = (
+        (actor.type, actor.email) if isinstance(actor, MemberActor) else (actor, "")
+    )
+    if actor_type not in Actor.values:
         raise ValueError(f"Unknown actor {actor!r}.")
     _refuse_private(data)
     account_id = account if isinstance(account, int) else account.pk
     event = Event.objects.create(
-        account_id=account_id, type=type, mode=mode, actor_type=actor, data=data
+        account_id=account_id,
+        type=type,
+        mode=mode,
+        actor_type=actor_type,
+        actor_email=actor_email,
+        data=data,
     )
     event_deliveries_schedule(event)
     return event

@@ -4,14 +4,15 @@ import csv
 import json
 from datetime import datetime
 
-from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 
+from accounts.membership import member_required
 from accounts.models import Account, ApiKey
-from accounts.selectors.portal import account_for_user
+from accounts.roles import Action
+from accounts.selectors.team import team_members
 from events.forms import EventFilterForm
 from events.models import EVENT_RETENTION, Event, EventType
 from events.selectors import events_for_account
@@ -19,24 +20,21 @@ from events.selectors import events_for_account
 PAGE_SIZE = 50
 
 
-def _account(request) -> Account:
-    account = account_for_user(user=request.user)
-    if account is None:
-        raise Http404("This account has no developer profile.")
-    return account
-
-
 def _filtered(request, account: Account):
     keys = ApiKey.objects.filter(account=account).order_by("-created_at")
-    form = EventFilterForm(request.GET, keys=keys)
+    members = [
+        row.membership.user.email
+        for row in team_members(account=account, viewer=request.membership)
+    ]
+    form = EventFilterForm(request.GET, keys=keys, members=members)
     filters = form.filters()
     return form, filters, events_for_account(account_id=account.pk, **filters)
 
 
 @never_cache
-@login_required
+@member_required(Action.VIEW_USAGE)
 def event_list(request):
-    account = _account(request)
+    account = request.account
     form, filters, events = _filtered(request, account)
     page = Paginator(events, PAGE_SIZE).get_page(request.GET.get("page"))
     return render(
@@ -53,19 +51,23 @@ def event_list(request):
     )
 
 
-@login_required
+@member_required(Action.VIEW_USAGE)
 def event_list_csv(request):
     """Every event the page's filters select (not only its page), as a CSV file."""
-    account = _account(request)
+    account = request.account
     _, _, events = _filtered(request, account)
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="phoneintel-events.csv"'
     writer = csv.writer(response)
-    writer.writerow(["id", "created_at", "type", "mode", "actor", "key_prefix", "summary", "data"])
+    writer.writerow(
+        ["id", "created_at", "type", "mode", "actor", "actor_email", "key_prefix", "summary",
+         "data"]
+    )  # fmt: skip
     for event in events.iterator():
         payload = event.as_payload()
         writer.writerow(
             [payload["id"], payload["createdAt"], event.type, event.mode, event.actor_type,
+             event.actor_email,
              event.data.get("keyPrefix", ""), event_summary(event),
              json.dumps(event.data, separators=(",", ":"), sort_keys=True)]
         )  # fmt: skip
@@ -119,6 +121,17 @@ def event_summary(event: Event) -> str:
             return "Access approved" + _was(data.get("previousAccess"))
         case EventType.ACCESS_SUSPENDED:
             return "Access suspended" + _was(data.get("previousAccess"))
+        case EventType.MEMBER_INVITED:
+            return f"{data.get('email')} invited as {data.get('role')}"
+        case EventType.MEMBER_JOINED:
+            return f"{data.get('email')} joined as {data.get('role')}"
+        case EventType.MEMBER_ROLE_CHANGED:
+            return f"{data.get('email')} is now {data.get('role')} (was {data.get('previousRole')})"
+        case EventType.MEMBER_REMOVED:
+            verb = "left" if data.get("left") else "was removed"
+            return f"{data.get('email')} ({data.get('role')}) {verb}"
+        case EventType.INVITATION_REVOKED:
+            return f"The invitation of {data.get('email')} was revoked"
         case EventType.WEBHOOK_TEST:
             return f"Test event sent to webhook endpoint {data.get('endpointId')}"
     return ""

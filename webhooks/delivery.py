@@ -264,7 +264,7 @@ def _endpoint_failed(endpoint: WebhookEndpoint, *, now: datetime) -> None:
     if disabled:
         logger.warning("webhook endpoint %s disabled after failing for 3 days", endpoint.pk)
         email_queue(
-            to=endpoint.account.user.email,
+            to=endpoint.account.owner.email,
             template="webhook_disabled",
             context={
                 "endpoint": endpoint,

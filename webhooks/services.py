@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 
 from accounts.models import Account
-from events.models import Actor, Event, EventType
+from events.models import Actor, Event, EventType, MemberActor
 from events.services import event_emit
 from webhooks.crypto import secret_decrypt, secret_encrypt, secret_generate
 from webhooks.models import WebhookEndpoint
@@ -97,7 +97,9 @@ def webhook_secret(endpoint: WebhookEndpoint) -> str:
 
 
 @transaction.atomic
-def webhook_test_send(*, endpoint: WebhookEndpoint, actor: str = Actor.DEVELOPER) -> Event:
+def webhook_test_send(
+    *, endpoint: WebhookEndpoint, actor: str | MemberActor = Actor.DEVELOPER
+) -> Event:
     """Emits a `webhook.test` event that is delivered to this endpoint alone (whatever types
     it takes), like any event: after commit, by a worker."""
     return event_emit(

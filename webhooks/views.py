@@ -6,16 +6,15 @@ a webhook: a test event is emitted, and a worker delivers it after the commit.
 """
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from accounts.models import Account
+from accounts.membership import member_required
 from accounts.reauth import recent_authentication_required
-from accounts.selectors.portal import account_for_user
+from accounts.roles import Action
 from webhooks.forms import WebhookEndpointForm
 from webhooks.models import WebhookEndpoint
 from webhooks.selectors import account_endpoint, account_endpoints, endpoint_attempts
@@ -34,15 +33,8 @@ from webhooks.services import (
 _SHOWABLE = "webhook_secret_to_show"
 
 
-def _account(request) -> Account:
-    account = account_for_user(user=request.user)
-    if account is None:
-        raise Http404("This account has no developer profile.")
-    return account
-
-
 def _own_endpoint(request, endpoint_id: int) -> WebhookEndpoint:
-    endpoint = account_endpoint(account=_account(request), endpoint_id=endpoint_id)
+    endpoint = account_endpoint(account=request.account, endpoint_id=endpoint_id)
     if endpoint is None:
         raise Http404("No such webhook endpoint.")
     return endpoint
@@ -66,18 +58,18 @@ def _show_secret_once(request, endpoint: WebhookEndpoint):
 
 
 @never_cache
-@login_required
+@member_required(Action.VIEW_USAGE)
 @require_GET
 def webhook_list(request):
-    return _list(request, account_for_user(user=request.user))
+    return _list(request, request.account)
 
 
 @never_cache
-@login_required
+@member_required(Action.MANAGE_WEBHOOKS)
 @require_POST
 @recent_authentication_required(return_to="webhooks:list")
 def webhook_create(request):
-    account = _account(request)
+    account = request.account
     form = WebhookEndpointForm(request.POST)
     if form.is_valid():
         try:
@@ -95,7 +87,7 @@ def webhook_create(request):
 
 
 @never_cache
-@login_required
+@member_required(Action.MANAGE_WEBHOOKS)
 @require_GET
 def webhook_secret_page(request, endpoint_id: int):
     endpoint = _own_endpoint(request, endpoint_id)
@@ -112,7 +104,7 @@ def webhook_secret_page(request, endpoint_id: int):
 
 
 @never_cache
-@login_required
+@member_required(Action.VIEW_USAGE)
 @require_GET
 def webhook_detail(request, endpoint_id: int):
     endpoint = _own_endpoint(request, endpoint_id)
@@ -133,7 +125,7 @@ def webhook_detail(request, endpoint_id: int):
 
 
 @never_cache
-@login_required
+@member_required(Action.MANAGE_WEBHOOKS)
 @require_POST
 def webhook_set_enabled(request, endpoint_id: int):
     endpoint = _own_endpoint(request, endpoint_id)
@@ -144,7 +136,7 @@ def webhook_set_enabled(request, endpoint_id: int):
 
 
 @never_cache
-@login_required
+@member_required(Action.MANAGE_WEBHOOKS)
 @require_POST
 @recent_authentication_required(return_to="webhooks:detail")
 def webhook_rotate(request, endpoint_id: int):
@@ -154,14 +146,14 @@ def webhook_rotate(request, endpoint_id: int):
 
 
 @never_cache
-@login_required
+@member_required(Action.MANAGE_WEBHOOKS)
 @require_POST
 def webhook_test(request, endpoint_id: int):
     endpoint = _own_endpoint(request, endpoint_id)
     if not endpoint.enabled:
         messages.error(request, "Enable the endpoint to send it a test event.")
     else:
-        event = webhook_test_send(endpoint=endpoint)
+        event = webhook_test_send(endpoint=endpoint, actor=request.actor)
         messages.success(
             request,
             f"Test event {event.pk} is on its way: its delivery appears in the log below "

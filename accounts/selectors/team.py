@@ -37,7 +37,11 @@ def team_members(*, account: Account, viewer: Membership) -> list[MemberRow]:
             membership=member,
             is_you=member.pk == viewer.pk,
             can_manage=role_may_manage(viewer.role, member.role),
-            roles=[(value, label) for value, label in Role.choices if role_may_manage(viewer.role, value)],
+            roles=[
+                (value, label)
+                for value, label in Role.choices
+                if role_may_manage(viewer.role, value)
+            ],
         )
         for member in members
     ]
@@ -82,3 +86,17 @@ def account_owner(*, account: Account) -> User | None:
         .first()
     )
     return membership.user if membership else None
+
+
+def account_owned_by(*, user: User) -> Account | None:
+    """The first account `user` owns: the one staff tooling (`--email`) means."""
+    return (
+        Account.objects.filter(memberships__user=user, memberships__role=Role.OWNER)
+        .order_by("memberships__created_at", "pk")
+        .first()
+    )
+
+
+def account_owned_by_email(*, email: str) -> Account | None:
+    user = User.objects.filter(email=email.strip().lower()).first()
+    return account_owned_by(user=user) if user else None

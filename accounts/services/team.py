@@ -159,9 +159,7 @@ def invitation_accept(
 @transaction.atomic
 def invitation_revoke(*, invitation: Invitation, actor: MemberActor, now: datetime) -> bool:
     """The link stops working. False if it was used, revoked or expired already."""
-    changed = (
-        Invitation.objects.open_at(now).filter(pk=invitation.pk).update(revoked_at=now)
-    )
+    changed = Invitation.objects.open_at(now).filter(pk=invitation.pk).update(revoked_at=now)
     if changed:
         _event(
             invitation.account,
@@ -241,7 +239,10 @@ def member_remove(*, membership: Membership, by: Membership, actor: MemberActor)
     )
 
 
-def account_require_second_factor(*, account: Account, required: bool) -> Account:
-    account.require_second_factor = required
-    account.save(update_fields=["require_second_factor"])
+def account_settings_save(*, account: Account, name: str, require_second_factor: bool) -> Account:
+    """The owners' settings: the account's name, and whether every member needs a second
+    factor (from their next page on: `accounts.membership.member_required`)."""
+    account.name = name
+    account.require_second_factor = require_second_factor
+    account.save(update_fields=["name", "require_second_factor"])
     return account

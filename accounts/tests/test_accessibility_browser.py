@@ -376,8 +376,8 @@ def fixtures(live_server, make_account, settings):
         )  # fmt: skip
 
     careful = make_account(email=FACTOR_EMAIL)
-    authenticator_app(careful.user)
-    recovery_codes_renew(user=careful.user)
+    authenticator_app(careful.owner)
+    recovery_codes_renew(user=careful.owner)
 
     pending = make_account(email="new@example.test", access=Account.Access.PENDING)
     _, link = signup_link_issue(account=pending, created_by=None, now=now)
@@ -386,9 +386,9 @@ def fixtures(live_server, make_account, settings):
         predecessor_id=old.pk,
         test_key_id=test.pk,
         signup_token=link.rstrip("/").rsplit("/", 1)[1],
-        user_id=account.user.pk,
+        user_id=account.owner.pk,
         endpoint_id=hook.pk,
-        factor_user_id=careful.user.pk,
+        factor_user_id=careful.owner.pk,
     )
 
 

@@ -25,9 +25,9 @@ def test_create_json_prints_one_line_and_the_key_works(client):
     assert created["allowedIps"] == []
     key = ApiKey.objects.get(pk=created["id"])
     assert key.name == "CI"
-    assert key.account.user.email == "new@example.test"
+    assert key.account.owner.email == "new@example.test"
     assert key.account.access == Account.Access.APPROVED
-    assert not key.account.user.has_usable_password()
+    assert not key.account.owner.has_usable_password()
     response = client.get("/v1/data/account", HTTP_AUTHORIZATION=f"Bearer {created['key']}")
     assert response.status_code == 200
     assert response.json()["data"]["key"]["expiresAt"] == created["expiresAt"]

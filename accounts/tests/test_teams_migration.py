@@ -17,7 +17,11 @@ from accounts.services import api_key_authenticate
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-BEFORE = [("accounts", "0011_rename_developer_to_account")]
+BEFORE = [
+    ("accounts", "0011_rename_developer_to_account"),
+    ("events", "0002_rename_developer_to_account"),
+    ("webhooks", "0002_rename_developer_to_account"),
+]
 
 
 def _latest(executor) -> list[tuple[str, str]]:
@@ -113,7 +117,10 @@ def test_every_account_becomes_its_users_and_keeps_keys_usage_events_and_endpoin
             assert key.account_public_id == account.public_id
             # The key's creator is the person the account was.
             assert ApiKey.objects.get(pk=key.pk).created_by_id == user_id
-        live = api_key_read(key_hash=api_key_authenticate(raw=raws[0], now=timezone.now()).key_hash, now=timezone.now())
+        live = api_key_read(
+            key_hash=api_key_authenticate(raw=raws[0], now=timezone.now()).key_hash,
+            now=timezone.now(),
+        )
         assert live.allowance.units_used == 7 + made.index((user_id, account_id, allowance, raws))
         assert NewEvent.objects.filter(account_id=account_id).count() == 1
         assert WebhookEndpoint.objects.filter(account_id=account_id).count() == 1

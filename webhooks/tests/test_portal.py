@@ -14,7 +14,7 @@ from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 def signed_in(account) -> Client:
     client = Client()
-    assert client.login(username=account.user.email, password=PASSWORD)
+    assert client.login(username=account.owner.email, password=PASSWORD)
     return client
 
 
