@@ -102,13 +102,11 @@ class Account(models.Model):
     def owner(self) -> "User | None":
         """The first of the account's owners: whom its notices (quota alerts, expiring
         keys, access decisions) and staff tooling (`apikey create --email`) name."""
-        membership = (
-            self.memberships.filter(role=Role.OWNER)
-            .select_related("user")
-            .order_by("created_at", "pk")
+        return (
+            User.objects.filter(memberships__account=self, memberships__role=Role.OWNER)
+            .order_by("memberships__created_at", "memberships__pk")
             .first()
         )
-        return membership.user if membership else None
 
 
 class Membership(models.Model):

@@ -3,6 +3,7 @@ encrypted: the fields are left out)."""
 
 from django.contrib import admin
 
+from accounts.admin import OwnerEmail
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 
@@ -18,8 +19,9 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 
 @admin.register(WebhookEndpoint)
-class WebhookEndpointAdmin(ReadOnlyAdmin):
-    list_display = ["id", "url", "account", "enabled", "failing_since", "created_at"]
+class WebhookEndpointAdmin(OwnerEmail, ReadOnlyAdmin):
+    owner_account = "account"
+    list_display = ["id", "url", "owner_email", "enabled", "failing_since", "created_at"]
     list_filter = ["enabled"]
     search_fields = ["url", "account__memberships__user__email"]
     list_select_related = ["account"]

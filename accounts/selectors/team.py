@@ -4,6 +4,8 @@ switcher), the team page's rows, pending invitations, and the keys a member crea
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db.models import OuterRef, Subquery
+
 from accounts.models import Account, ApiKey, Invitation, Membership, User
 from accounts.roles import Role, role_may_manage
 
@@ -77,17 +79,6 @@ def keys_created_by(*, account: Account, user: User) -> list[ApiKey]:
     return list(ApiKey.objects.filter(account=account, created_by=user).order_by("-created_at"))
 
 
-def account_owner(*, account: Account) -> User | None:
-    """The account's first owner: where staff tooling and notices name it."""
-    membership = (
-        Membership.objects.filter(account=account, role=Role.OWNER)
-        .select_related("user")
-        .order_by("created_at", "pk")
-        .first()
-    )
-    return membership.user if membership else None
-
-
 def account_owned_by(*, user: User) -> Account | None:
     """The first account `user` owns: the one staff tooling (`--email`) means."""
     return (
@@ -100,3 +91,24 @@ def account_owned_by(*, user: User) -> Account | None:
 def account_owned_by_email(*, email: str) -> Account | None:
     user = User.objects.filter(email=email.strip().lower()).first()
     return account_owned_by(user=user) if user else None
+
+
+def account_owner_email(*, account_id: int) -> str:
+    """Where the account's notices go: its first owner's address (`Account.owner`)."""
+    return (
+        User.objects.filter(memberships__account_id=account_id, memberships__role=Role.OWNER)
+        .order_by("memberships__created_at", "memberships__pk")
+        .values_list("email", flat=True)
+        .first()
+        or ""
+    )
+
+
+def owner_email_of(account_ref: str) -> Subquery:
+    """An annotation: the first owner's address of the account `account_ref` (a field path
+    to an account, `"account"` from a key) names. The admin's lists show it in one query."""
+    return Subquery(
+        Membership.objects.filter(account=OuterRef(account_ref), role=Role.OWNER)
+        .order_by("created_at", "pk")
+        .values("user__email")[:1]
+    )

@@ -140,7 +140,7 @@ def test_staff_approve_with_a_quota_and_the_link_signs_the_developer_in(
     client, staff_client, sent, make_key
 ):
     sent(lambda: request_access(client))
-    account = Account.objects.get(user__email="ada@example.test")
+    account = Account.objects.get(memberships__user__email="ada@example.test")
     response, emails = sent(lambda: approve(staff_client, account, quota="250"))
     assert "Approved 1 request(s)." in response.content.decode()
     account.refresh_from_db()
@@ -236,7 +236,7 @@ def test_staff_invite_an_address_directly(staff_client, client, sent, make_accou
         )
     )
     assert "Invitation sent to grace@example.test." in response.content.decode()
-    account = Account.objects.get(user__email="grace@example.test")
+    account = Account.objects.get(memberships__user__email="grace@example.test")
     assert (account.access, account.monthly_quota) == (Account.Access.APPROVED, 50)
     [email] = emails
     assert email.subject == "You are invited to the phoneintel API beta"

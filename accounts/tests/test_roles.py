@@ -121,6 +121,7 @@ def team(make_account, settings):
         endpoint_id=endpoint.pk,
         factor_user_id=owner.pk,
         other_member_id=other.pk,
+        member_id=other.pk,
         invitation_id=invitation.pk,
     )
     return members, fixtures

@@ -1,12 +1,13 @@
 """The document describes each event type, and the events the code emits are what it says."""
 
+import re
 from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from accounts.models import Account, ApiKey
+from accounts.models import Account, ApiKey, Membership
 from accounts.services import (
     access_request_approve,
     account_reactivate,
@@ -14,8 +15,15 @@ from accounts.services import (
     api_key_create,
     api_key_roll,
 )
+from accounts.services.team import (
+    invitation_accept,
+    invitation_revoke,
+    invitation_send,
+    member_remove,
+    member_set_role,
+)
 from accounts.tasks import record_expired_keys, send_key_expiry_notices
-from events.models import Event, EventType
+from events.models import Event, EventType, MemberActor
 from events.openapi import event_component
 from events.services import event_emit
 from phoneintel.tests.contract import Contract
@@ -47,7 +55,15 @@ def test_each_type_has_a_component_with_a_conforming_example(contract):
     assert event_component("quota.threshold_reached") == "QuotaThresholdReachedEvent"
 
 
-def test_every_event_the_code_emits_conforms(contract, make_account, make_key, client, eager_tasks):
+def test_every_event_the_code_emits_conforms(
+    contract,
+    make_account,
+    make_key,
+    client,
+    eager_tasks,
+    mailoutbox,
+    django_capture_on_commit_callbacks,
+):
     """Each emitter run once (restricted and webhook.test as their own services will)."""
 
     account = make_account(access=Account.Access.PENDING)
@@ -83,6 +99,26 @@ def test_every_event_the_code_emits_conforms(contract, make_account, make_key, c
     )
     event_emit(account=account, type="webhook.test", mode="test", actor="developer",
                data={"endpointId": 1})  # fmt: skip
+    # The team's events, from its services, a member acting.
+    owner = Membership.objects.get(account=account)
+    invitation = invitation_send(
+        account=account, email="sam@example.test", role="developer", invited_by=account.owner,
+        now=timezone.now(),
+    )  # fmt: skip
+    invitation_revoke(invitation=invitation, actor=MemberActor(email=account.owner.email),
+                      now=timezone.now())  # fmt: skip
+    with django_capture_on_commit_callbacks(execute=True):
+        invitation_send(
+            account=account, email="kim@example.test", role="developer",
+            invited_by=account.owner, now=timezone.now(),
+        )  # fmt: skip
+    token = re.search(r"/accounts/invitations/(\S+)/", mailoutbox[-1].body)[1]
+    joined = invitation_accept(
+        token=token, user=None, password="a long password 7", now=timezone.now()
+    )
+    actor = MemberActor(email=account.owner.email)
+    member_set_role(membership=joined, role="admin", by=owner, actor=actor)
+    member_remove(membership=joined, by=owner, actor=actor)
 
     assert set(Event.objects.values_list("type", flat=True)) == set(EventType.values)
     validator = contract.validator("components", "schemas", "Event")
