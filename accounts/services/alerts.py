@@ -20,7 +20,8 @@ from accounts.models import ApiKey, MonthlyUsage, QuotaAlert, month_start
 from accounts.selectors.key_read import AuthenticatedKey
 from accounts.selectors.team import account_owner_email
 from accounts.selectors.usage import UsageSummary
-from events.models import Actor, EventType
+from events import types as event_types
+from events.models import Actor
 from events.services import event_emit
 
 
@@ -39,7 +40,7 @@ def quota_alerts_queue(
         return
     _threshold_events(
         api_key=api_key,
-        type=EventType.QUOTA_THRESHOLD_REACHED,
+        type=event_types.QUOTA_THRESHOLD_REACHED,
         thresholds=thresholds,
         usage=usage,
         limit_field="unitsQuota",
@@ -62,7 +63,7 @@ def allowance_thresholds_record(
     `api_key` crossed; `usage` is the developer's month after it."""
     _threshold_events(
         api_key=api_key,
-        type=EventType.ALLOWANCE_THRESHOLD_REACHED,
+        type=event_types.ALLOWANCE_THRESHOLD_REACHED,
         thresholds=thresholds,
         usage=usage,
         limit_field="unitsAllowance",

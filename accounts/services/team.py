@@ -17,7 +17,8 @@ from django.urls import reverse
 from accounts.emails import email_queue, site_link
 from accounts.models import Account, Invitation, Membership, User
 from accounts.roles import Role, role_may_manage
-from events.models import EventType, MemberActor
+from events import types as event_types
+from events.models import MemberActor
 from events.services import event_emit
 
 INVITATION_LIFETIME = timedelta(days=7)
@@ -87,7 +88,7 @@ def invitation_send(
     )
     _event(
         account,
-        EventType.MEMBER_INVITED,
+        event_types.MEMBER_INVITED,
         actor=MemberActor(email=invited_by.email),
         data={"email": email, "role": role},
     )
@@ -149,7 +150,7 @@ def invitation_accept(
         )
     _event(
         invitation.account,
-        EventType.MEMBER_JOINED,
+        event_types.MEMBER_JOINED,
         actor=MemberActor(email=user.email),
         data={"email": user.email, "role": invitation.role},
     )
@@ -163,7 +164,7 @@ def invitation_revoke(*, invitation: Invitation, actor: MemberActor, now: dateti
     if changed:
         _event(
             invitation.account,
-            EventType.INVITATION_REVOKED,
+            event_types.INVITATION_REVOKED,
             actor=actor,
             data={"email": invitation.email, "role": invitation.role},
         )
@@ -205,7 +206,7 @@ def member_set_role(
     membership.save(update_fields=["role"])
     _event(
         membership.account,
-        EventType.MEMBER_ROLE_CHANGED,
+        event_types.MEMBER_ROLE_CHANGED,
         actor=actor,
         data={"email": membership.user.email, "role": role, "previousRole": previous},
     )
@@ -233,7 +234,7 @@ def member_remove(*, membership: Membership, by: Membership, actor: MemberActor)
     membership.delete()
     _event(
         membership.account,
-        EventType.MEMBER_REMOVED,
+        event_types.MEMBER_REMOVED,
         actor=actor,
         data={"email": membership.user.email, "role": membership.role, "left": leaving},
     )

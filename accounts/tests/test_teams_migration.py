@@ -19,8 +19,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 BEFORE = [
     ("accounts", "0011_rename_developer_to_account"),
-    ("events", "0002_rename_developer_to_account"),
-    ("webhooks", "0002_rename_developer_to_account"),
+    ("events", "0004_event_type_declared_in_types"),
+    ("webhooks", "0003_delivery_leased_until"),
 ]
 
 
