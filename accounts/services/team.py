@@ -53,9 +53,10 @@ def account_create(*, owner: User, **fields) -> Account:
 @transaction.atomic
 def invitation_send(
     *, account: Account, email: str, role: str, invited_by: User, now: datetime
-) -> Invitation:
+) -> tuple[Invitation, str]:
     """Invites `email` to `account` as `role` and emails the link, once the transaction
-    commits. TeamRefused for a member's address or one with an open invitation."""
+    commits; returns the invitation and its link, which exists nowhere else (only a hash of
+    its secret is kept). TeamRefused for a member's address or one with an open invitation."""
     email = _normalized(email)
     # The account's row is locked so that two invitations of one address at once make one.
     Account.objects.select_for_update().filter(pk=account.pk).first()
@@ -74,6 +75,7 @@ def invitation_send(
         expires_at=now + INVITATION_LIFETIME,
     )
     token = signing.TimestampSigner(salt=_INVITATION_SALT).sign_object([invitation.pk, secret])
+    invitation_url = site_link(reverse("portal:invitation", args=[token]))
     email_queue(
         to=email,
         template="team_invitation",
@@ -82,7 +84,7 @@ def invitation_send(
             "inviter": invited_by.email,
             "role": Role(role).label.lower(),
             "email": email,
-            "invitation_url": site_link(reverse("portal:invitation", args=[token])),
+            "invitation_url": invitation_url,
             "expires_at": invitation.expires_at,
         },
     )
@@ -92,7 +94,7 @@ def invitation_send(
         actor=MemberActor(email=invited_by.email),
         data={"email": email, "role": role},
     )
-    return invitation
+    return invitation, invitation_url
 
 
 def invitation_find(*, token: str, now: datetime, lock: bool = False) -> Invitation | None:

@@ -104,7 +104,7 @@ def team(make_account, settings):
     endpoint, _ = webhook_endpoint_create(
         account=account, url="http://127.0.0.1:9/hook", event_types=[]
     )
-    invitation = invitation_send(
+    invitation, _ = invitation_send(
         account=account,
         email="invited@example.test",
         role=Role.VIEWER,
