@@ -620,3 +620,53 @@ WEBHOOK_ENDPOINT_SECRET_ROTATED = declare(
     example={"endpointId": 7, "previousSecretExpiresAt": "2026-11-23T08:15:04Z"},
     actor=Actor.DEVELOPER,
 )
+
+
+# --- Teams: an account's members -------------------------------------------------------------
+
+MEMBER_EMAIL = Text(
+    description="The member's (or invited person's) address.", pattern=r"^[^@\s]+@[^@\s]+$"
+)
+ROLE = Choice("owner", "admin", "developer", "viewer", description="The role in the account.")
+
+MEMBER_INVITED = declare(
+    "member.invited",
+    description="An owner or admin invited an address to the account, with the role it joins"
+    " with; `actor.email` is who invited.",
+    data={"email": MEMBER_EMAIL, "role": ROLE},
+    summary=lambda d: f"{d['email']} invited as {d['role']}",
+    example={"email": "sam@example.com", "role": "developer"},
+    actor=Actor.DEVELOPER,
+)
+MEMBER_JOINED = declare(
+    "member.joined",
+    description="Someone accepted an invitation and is a member now; `actor.email` is theirs.",
+    data={"email": MEMBER_EMAIL, "role": ROLE},
+    summary=lambda d: f"{d['email']} joined as {d['role']}",
+    example={"email": "sam@example.com", "role": "developer"},
+    actor=Actor.DEVELOPER,
+)
+MEMBER_ROLE_CHANGED = declare(
+    "member.role_changed",
+    description="A member's role changed; `previousRole` was theirs before.",
+    data={"email": MEMBER_EMAIL, "role": ROLE, "previousRole": ROLE},
+    summary=lambda d: f"{d['email']} is now {d['role']} (was {d['previousRole']})",
+    example={"email": "sam@example.com", "role": "admin", "previousRole": "developer"},
+    actor=Actor.DEVELOPER,
+)
+MEMBER_REMOVED = declare(
+    "member.removed",
+    description="A member was removed, or left (`left`: true). The keys they created keep working.",
+    data={"email": MEMBER_EMAIL, "role": ROLE, "left": Flag()},
+    summary=lambda d: f"{d['email']} ({d['role']}) " + ("left" if d["left"] else "was removed"),
+    example={"email": "sam@example.com", "role": "developer", "left": False},
+    actor=Actor.DEVELOPER,
+)
+INVITATION_REVOKED = declare(
+    "invitation.revoked",
+    description="An invitation was revoked before it was used: its link no longer works.",
+    data={"email": MEMBER_EMAIL, "role": ROLE},
+    summary=lambda d: f"The invitation of {d['email']} was revoked",
+    example={"email": "sam@example.com", "role": "viewer"},
+    actor=Actor.DEVELOPER,
+)

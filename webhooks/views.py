@@ -7,7 +7,6 @@ a webhook: a test event is emitted, and a worker delivers it after the commit.
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -16,10 +15,9 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 from django_ratelimit.core import get_usage
 
-from accounts.models import Account
+from accounts.membership import member_required
 from accounts.reauth import recent_authentication_required
-from accounts.selectors.portal import account_for_user
-from events.models import Actor
+from accounts.roles import Action
 from phoneintel.views import too_many_tries
 from webhooks.forms import WebhookEndpointChangeForm, WebhookEndpointForm
 from webhooks.models import WebhookEndpoint
@@ -40,15 +38,8 @@ from webhooks.services import (
 _SHOWABLE = "webhook_secret_to_show"
 
 
-def _account(request) -> Account:
-    account = account_for_user(user=request.user)
-    if account is None:
-        raise Http404("This account has no developer profile.")
-    return account
-
-
 def _own_endpoint(request, endpoint_id: int) -> WebhookEndpoint:
-    endpoint = account_endpoint(account=_account(request), endpoint_id=endpoint_id)
+    endpoint = account_endpoint(account=request.account, endpoint_id=endpoint_id)
     if endpoint is None:
         raise Http404("No such webhook endpoint.")
     return endpoint
@@ -91,18 +82,18 @@ def _show_secret_once(request, endpoint: WebhookEndpoint):
 
 
 @never_cache
-@login_required
+@member_required(Action.VIEW_USAGE)
 @require_GET
 def webhook_list(request):
-    return _list(request, account_for_user(user=request.user))
+    return _list(request, request.account)
 
 
 @never_cache
-@login_required
+@member_required(Action.MANAGE_WEBHOOKS)
 @require_POST
 @recent_authentication_required(return_to="webhooks:list")
 def webhook_create(request):
-    account = _account(request)
+    account = request.account
     limited = _over_account_limit(
         request, account, group="webhook-create", rate=settings.WEBHOOK_CREATE_RATE,
         reason="This account has added too many webhook endpoints.",
@@ -118,7 +109,7 @@ def webhook_create(request):
                 url=form.cleaned_data["url"],
                 event_types=form.cleaned_data["event_types"],
                 enabled=form.cleaned_data["enabled"],
-                actor=Actor.DEVELOPER,
+                actor=request.actor,
             )
         except WebhookRefused as refused:
             form.add_error("url", str(refused))
@@ -128,7 +119,7 @@ def webhook_create(request):
 
 
 @never_cache
-@login_required
+@member_required(Action.MANAGE_WEBHOOKS)
 @require_GET
 def webhook_secret_page(request, endpoint_id: int):
     endpoint = _own_endpoint(request, endpoint_id)
@@ -145,7 +136,7 @@ def webhook_secret_page(request, endpoint_id: int):
 
 
 @never_cache
-@login_required
+@member_required(Action.VIEW_USAGE)
 @require_GET
 def webhook_detail(request, endpoint_id: int):
     return _detail(request, _own_endpoint(request, endpoint_id))
@@ -173,7 +164,7 @@ def _detail(request, endpoint: WebhookEndpoint, *, change_form=None):
 
 
 @never_cache
-@login_required
+@member_required(Action.MANAGE_WEBHOOKS)
 @require_POST
 @recent_authentication_required(return_to="webhooks:detail")
 def webhook_change(request, endpoint_id: int):
@@ -187,7 +178,7 @@ def webhook_change(request, endpoint_id: int):
                 endpoint=endpoint,
                 url=form.cleaned_data["url"],
                 event_types=form.cleaned_data["event_types"],
-                actor=Actor.DEVELOPER,
+                actor=request.actor,
             )
         except WebhookRefused as refused:
             form.add_error("url", str(refused))
@@ -198,28 +189,28 @@ def webhook_change(request, endpoint_id: int):
 
 
 @never_cache
-@login_required
+@member_required(Action.MANAGE_WEBHOOKS)
 @require_POST
 def webhook_set_enabled(request, endpoint_id: int):
     endpoint = _own_endpoint(request, endpoint_id)
     enabled = request.POST.get("enabled") == "1"
-    webhook_endpoint_set_enabled(endpoint=endpoint, enabled=enabled, actor=Actor.DEVELOPER)
+    webhook_endpoint_set_enabled(endpoint=endpoint, enabled=enabled, actor=request.actor)
     messages.success(request, f"Deliveries to {endpoint.url} are {'on' if enabled else 'off'}.")
     return redirect("webhooks:detail", endpoint_id=endpoint.pk)
 
 
 @never_cache
-@login_required
+@member_required(Action.MANAGE_WEBHOOKS)
 @require_POST
 @recent_authentication_required(return_to="webhooks:detail")
 def webhook_rotate(request, endpoint_id: int):
     endpoint = _own_endpoint(request, endpoint_id)
-    webhook_secret_rotate(endpoint=endpoint, now=timezone.now(), actor=Actor.DEVELOPER)
+    webhook_secret_rotate(endpoint=endpoint, now=timezone.now(), actor=request.actor)
     return _show_secret_once(request, endpoint)
 
 
 @never_cache
-@login_required
+@member_required(Action.MANAGE_WEBHOOKS)
 @require_POST
 def webhook_test(request, endpoint_id: int):
     endpoint = _own_endpoint(request, endpoint_id)
@@ -234,7 +225,7 @@ def webhook_test(request, endpoint_id: int):
     if not endpoint.enabled:
         messages.error(request, "Enable the endpoint to send it a test event.")
     else:
-        event = webhook_test_send(endpoint=endpoint)
+        event = webhook_test_send(endpoint=endpoint, actor=request.actor)
         messages.success(
             request,
             f"Test event {event.pk} is on its way: its delivery appears in the log below "

@@ -62,7 +62,7 @@ def test_the_portal_records_created_disabled_enabled_and_rotated(
 
 
 def test_the_command_creates_as_the_system(account, receiver, loopback_allowed, capsys):
-    call_command("webhook", "create", "--email", account.user.email, "--url", receiver.url)
+    call_command("webhook", "create", "--email", account.owner.email, "--url", receiver.url)
     endpoint = WebhookEndpoint.objects.get(account=account)
     assert endpoint_events(endpoint.pk) == [
         ("webhook_endpoint.created", "system",

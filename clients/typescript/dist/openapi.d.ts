@@ -11,8 +11,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Your key, quota and this month's usage
-         * @description Quota and usage of the calling key in the current UTC calendar month, with the units per product. Free: never charges a unit. The key's owner is emailed once a month when its usage reaches 80% and again at 100% of the quota.
+         * Your key, its account, quota and this month's usage
+         * @description The account the calling key belongs to (`account`), and the key's quota and usage in the current UTC calendar month, with the units per product. Free: never charges a unit. The account's owner is emailed once a month when the key's usage reaches 80% and again at 100% of the quota.
          */
         get: operations["getAccount"];
         put?: never;
@@ -767,10 +767,122 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "member.invited": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event member.invited
+         * @description An owner or admin invited an address to the account, with the role it joins with; `actor.email` is who invited.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_member_invited"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "member.joined": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event member.joined
+         * @description Someone accepted an invitation and is a member now; `actor.email` is theirs.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_member_joined"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "member.role_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event member.role_changed
+         * @description A member's role changed; `previousRole` was theirs before.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_member_role_changed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "member.removed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event member.removed
+         * @description A member was removed, or left (`left`: true). The keys they created keep working.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_member_removed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invitation.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event invitation.revoked
+         * @description An invitation was revoked before it was used: its link no longer works.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_invitation_revoked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
         Account: {
+            /** @description The account the key belongs to: its members share its keys, allowance, usage, events and webhooks. */
+            account: components["schemas"]["AccountIdentity"];
             key: components["schemas"]["AccountKey"];
             quota: components["schemas"]["AccountQuota"];
             usage: components["schemas"]["AccountUsage"];
@@ -782,14 +894,20 @@ export interface components {
              *     * `test` - test
              */
             mode: components["schemas"]["ModeEnum"];
-            /** @description The developer-wide monthly allowance; null for a test key. */
+            /** @description The account's monthly allowance, which every member's keys share; null for a test key. */
             allowance: components["schemas"]["AccountAllowance"] | null;
         };
         AccountAllowance: {
-            /** @description Live units your developer account may spend this month, across all its keys; staff set it. */
+            /** @description Live units the key's account may spend this month, across all its keys (every member's); staff set it. */
             monthlyUnits: number;
             unitsUsed: number;
             unitsRemaining: number;
+        };
+        AccountIdentity: {
+            /** @description The account's id, `acct_…`: every key of the account answers it. */
+            id: string;
+            /** @description The account's name, as its members see it in the portal. */
+            name: string;
         };
         AccountKey: {
             id: number;
@@ -1281,10 +1399,15 @@ export interface components {
              */
             resetsAt: string;
         };
-        /** @description Who acted: the developer in the portal, staff in the admin, or the system (management commands, scheduled jobs, thresholds a charge crosses). */
+        /** @description Who acted: a member of the account in the portal (`developer`, with their `email`), staff in the admin, or the system (management commands, scheduled jobs, thresholds a charge crosses). */
         EventActor: {
             /** @enum {string} */
             type: "developer" | "staff" | "system";
+            /**
+             * Format: email
+             * @description The acting member's address: present when a member acted in the portal.
+             */
+            email?: string;
         };
         /**
          * @description A key was issued: in the portal (`developer`) or by staff tooling (`system`), with its restrictions.
@@ -1294,7 +1417,8 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
-         *         "type": "developer"
+         *         "type": "developer",
+         *         "email": "alex@example.com"
          *       },
          *       "data": {
          *         "keyId": 41,
@@ -1341,7 +1465,8 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
-         *         "type": "developer"
+         *         "type": "developer",
+         *         "email": "alex@example.com"
          *       },
          *       "data": {
          *         "keyId": 41,
@@ -1422,7 +1547,8 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
-         *         "type": "developer"
+         *         "type": "developer",
+         *         "email": "alex@example.com"
          *       },
          *       "data": {
          *         "keyId": 41,
@@ -1783,7 +1909,8 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "test",
          *       "actor": {
-         *         "type": "developer"
+         *         "type": "developer",
+         *         "email": "alex@example.com"
          *       },
          *       "data": {
          *         "endpointId": 7
@@ -1816,7 +1943,8 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
-         *         "type": "developer"
+         *         "type": "developer",
+         *         "email": "alex@example.com"
          *       },
          *       "data": {
          *         "method": "totp"
@@ -1852,7 +1980,8 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
-         *         "type": "developer"
+         *         "type": "developer",
+         *         "email": "alex@example.com"
          *       },
          *       "data": {
          *         "method": "totp"
@@ -1888,7 +2017,8 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
-         *         "type": "developer"
+         *         "type": "developer",
+         *         "email": "alex@example.com"
          *       },
          *       "data": {
          *         "remaining": 9
@@ -1921,7 +2051,8 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
-         *         "type": "developer"
+         *         "type": "developer",
+         *         "email": "alex@example.com"
          *       },
          *       "data": {
          *         "count": 10
@@ -1954,7 +2085,8 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
-         *         "type": "developer"
+         *         "type": "developer",
+         *         "email": "alex@example.com"
          *       },
          *       "data": {
          *         "endpointId": 7,
@@ -1992,7 +2124,8 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
-         *         "type": "developer"
+         *         "type": "developer",
+         *         "email": "alex@example.com"
          *       },
          *       "data": {
          *         "endpointId": 7,
@@ -2068,7 +2201,8 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
-         *         "type": "developer"
+         *         "type": "developer",
+         *         "email": "alex@example.com"
          *       },
          *       "data": {
          *         "endpointId": 7
@@ -2101,7 +2235,8 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
-         *         "type": "developer"
+         *         "type": "developer",
+         *         "email": "alex@example.com"
          *       },
          *       "data": {
          *         "endpointId": 7,
@@ -2129,8 +2264,216 @@ export interface components {
                 previousSecretExpiresAt: string;
             };
         };
+        /**
+         * @description An owner or admin invited an address to the account, with the role it joins with; `actor.email` is who invited.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "member.invited",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+         *       },
+         *       "data": {
+         *         "email": "sam@example.com",
+         *         "role": "developer"
+         *       }
+         *     }
+         */
+        MemberInvitedEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "member.invited";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The member's (or invited person's) address. */
+                email: string;
+                /**
+                 * @description The role in the account.
+                 * @enum {string}
+                 */
+                role: "owner" | "admin" | "developer" | "viewer";
+            };
+        };
+        /**
+         * @description Someone accepted an invitation and is a member now; `actor.email` is theirs.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "member.joined",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+         *       },
+         *       "data": {
+         *         "email": "sam@example.com",
+         *         "role": "developer"
+         *       }
+         *     }
+         */
+        MemberJoinedEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "member.joined";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The member's (or invited person's) address. */
+                email: string;
+                /**
+                 * @description The role in the account.
+                 * @enum {string}
+                 */
+                role: "owner" | "admin" | "developer" | "viewer";
+            };
+        };
+        /**
+         * @description A member's role changed; `previousRole` was theirs before.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "member.role_changed",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+         *       },
+         *       "data": {
+         *         "email": "sam@example.com",
+         *         "role": "admin",
+         *         "previousRole": "developer"
+         *       }
+         *     }
+         */
+        MemberRoleChangedEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "member.role_changed";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The member's (or invited person's) address. */
+                email: string;
+                /**
+                 * @description The role in the account.
+                 * @enum {string}
+                 */
+                role: "owner" | "admin" | "developer" | "viewer";
+                /**
+                 * @description The role in the account.
+                 * @enum {string}
+                 */
+                previousRole: "owner" | "admin" | "developer" | "viewer";
+            };
+        };
+        /**
+         * @description A member was removed, or left (`left`: true). The keys they created keep working.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "member.removed",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+         *       },
+         *       "data": {
+         *         "email": "sam@example.com",
+         *         "role": "developer",
+         *         "left": false
+         *       }
+         *     }
+         */
+        MemberRemovedEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "member.removed";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The member's (or invited person's) address. */
+                email: string;
+                /**
+                 * @description The role in the account.
+                 * @enum {string}
+                 */
+                role: "owner" | "admin" | "developer" | "viewer";
+                left: boolean;
+            };
+        };
+        /**
+         * @description An invitation was revoked before it was used: its link no longer works.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "invitation.revoked",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+         *       },
+         *       "data": {
+         *         "email": "sam@example.com",
+         *         "role": "viewer"
+         *       }
+         *     }
+         */
+        InvitationRevokedEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "invitation.revoked";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The member's (or invited person's) address. */
+                email: string;
+                /**
+                 * @description The role in the account.
+                 * @enum {string}
+                 */
+                role: "owner" | "admin" | "developer" | "viewer";
+            };
+        };
         /** @description Something that happened to your account; `type` says which, and `data` has that type's fields. Never holds a key, a secret or a looked-up number. */
-        Event: components["schemas"]["KeyCreatedEvent"] | components["schemas"]["KeyRolledEvent"] | components["schemas"]["KeyRevokedEvent"] | components["schemas"]["KeyRestrictedEvent"] | components["schemas"]["KeyExpiringEvent"] | components["schemas"]["KeyExpiredEvent"] | components["schemas"]["KeyDeactivatedEvent"] | components["schemas"]["KeyActivatedEvent"] | components["schemas"]["QuotaThresholdReachedEvent"] | components["schemas"]["AllowanceThresholdReachedEvent"] | components["schemas"]["AccessApprovedEvent"] | components["schemas"]["AccessSuspendedEvent"] | components["schemas"]["WebhookTestEvent"] | components["schemas"]["SecondFactorEnabledEvent"] | components["schemas"]["SecondFactorDisabledEvent"] | components["schemas"]["RecoveryCodesUsedEvent"] | components["schemas"]["RecoveryCodesRenewedEvent"] | components["schemas"]["WebhookEndpointCreatedEvent"] | components["schemas"]["WebhookEndpointUpdatedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointEnabledEvent"] | components["schemas"]["WebhookEndpointSecretRotatedEvent"];
+        Event: components["schemas"]["KeyCreatedEvent"] | components["schemas"]["KeyRolledEvent"] | components["schemas"]["KeyRevokedEvent"] | components["schemas"]["KeyRestrictedEvent"] | components["schemas"]["KeyExpiringEvent"] | components["schemas"]["KeyExpiredEvent"] | components["schemas"]["KeyDeactivatedEvent"] | components["schemas"]["KeyActivatedEvent"] | components["schemas"]["QuotaThresholdReachedEvent"] | components["schemas"]["AllowanceThresholdReachedEvent"] | components["schemas"]["AccessApprovedEvent"] | components["schemas"]["AccessSuspendedEvent"] | components["schemas"]["WebhookTestEvent"] | components["schemas"]["SecondFactorEnabledEvent"] | components["schemas"]["SecondFactorDisabledEvent"] | components["schemas"]["RecoveryCodesUsedEvent"] | components["schemas"]["RecoveryCodesRenewedEvent"] | components["schemas"]["WebhookEndpointCreatedEvent"] | components["schemas"]["WebhookEndpointUpdatedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointEnabledEvent"] | components["schemas"]["WebhookEndpointSecretRotatedEvent"] | components["schemas"]["MemberInvitedEvent"] | components["schemas"]["MemberJoinedEvent"] | components["schemas"]["MemberRoleChangedEvent"] | components["schemas"]["MemberRemovedEvent"] | components["schemas"]["InvitationRevokedEvent"];
         /** @description The error envelope of a 400 answer: `error.code` is one of `invalid_json`, `idempotency_key_required`. */
         ErrorEnvelope400: {
             error?: {
@@ -2804,8 +3147,13 @@ export interface operations {
                  *     * `webhook_endpoint.disabled` - webhook_endpoint.disabled
                  *     * `webhook_endpoint.enabled` - webhook_endpoint.enabled
                  *     * `webhook_endpoint.secret_rotated` - webhook_endpoint.secret_rotated
+                 *     * `member.invited` - member.invited
+                 *     * `member.joined` - member.joined
+                 *     * `member.role_changed` - member.role_changed
+                 *     * `member.removed` - member.removed
+                 *     * `invitation.revoked` - invitation.revoked
                  */
-                type?: "key.created" | "key.rolled" | "key.revoked" | "key.restricted" | "key.expiring" | "key.expired" | "key.deactivated" | "key.activated" | "quota.threshold_reached" | "allowance.threshold_reached" | "access.approved" | "access.suspended" | "webhook.test" | "second_factor.enabled" | "second_factor.disabled" | "recovery_codes.used" | "recovery_codes.renewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.disabled" | "webhook_endpoint.enabled" | "webhook_endpoint.secret_rotated";
+                type?: "key.created" | "key.rolled" | "key.revoked" | "key.restricted" | "key.expiring" | "key.expired" | "key.deactivated" | "key.activated" | "quota.threshold_reached" | "allowance.threshold_reached" | "access.approved" | "access.suspended" | "webhook.test" | "second_factor.enabled" | "second_factor.disabled" | "recovery_codes.used" | "recovery_codes.renewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.disabled" | "webhook_endpoint.enabled" | "webhook_endpoint.secret_rotated" | "member.invited" | "member.joined" | "member.role_changed" | "member.removed" | "invitation.revoked";
             };
             header?: never;
             path?: never;
@@ -4789,6 +5137,196 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WebhookEndpointSecretRotatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_member_invited: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemberInvitedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_member_joined: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemberJoinedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_member_role_changed: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemberRoleChangedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_member_removed: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemberRemovedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_invitation_revoked: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvitationRevokedEvent"];
             };
         };
         responses: {

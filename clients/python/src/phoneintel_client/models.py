@@ -194,7 +194,7 @@ class AccountRateLimit:
 
 @dataclass(frozen=True, kw_only=True)
 class AccountAllowance:
-    """Your developer account's live units this month, across all its keys."""
+    """The account's live units this month, across all its keys (every member's)."""
 
     monthly_units: int
     units_used: int
@@ -202,7 +202,16 @@ class AccountAllowance:
 
 
 @dataclass(frozen=True, kw_only=True)
+class AccountIdentity:
+    """The account the key belongs to: its members share its keys, allowance and usage."""
+
+    id: str  # `acct_…`
+    name: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class Account:
+    account: AccountIdentity
     key: AccountKey
     quota: AccountQuota
     usage: AccountUsage
@@ -295,6 +304,11 @@ EventType = Literal[
     "allowance.threshold_reached",
     "access.approved",
     "access.suspended",
+    "member.invited",
+    "member.joined",
+    "member.role_changed",
+    "member.removed",
+    "invitation.revoked",
     "webhook.test",
     "key.deactivated",
     "key.activated",
@@ -311,11 +325,13 @@ EventType = Literal[
 EVENT_TYPES: tuple[str, ...] = typing.get_args(EventType)
 Mode = Literal["live", "test"]
 Access = Literal["pending", "approved", "rejected", "suspended"]
+Role = Literal["owner", "admin", "developer", "viewer"]
 
 
 @dataclass(frozen=True, kw_only=True)
 class EventActor:
     type: Literal["developer", "staff", "system"]
+    email: str | None = None  # the acting member's, when a member acted in the portal
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -392,6 +408,26 @@ class AccessApprovedData:
 class AccessSuspendedData:
     access: Literal["suspended"]
     previous_access: Access | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemberData:
+    email: str
+    role: Role
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemberRoleChangedData:
+    email: str
+    role: Role
+    previous_role: Role
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemberRemovedData:
+    email: str
+    role: Role
+    left: bool  # True: the member left; False: another member removed them
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -559,6 +595,56 @@ class AccessSuspendedEvent:
 
 
 @dataclass(frozen=True, kw_only=True)
+class MemberInvitedEvent:
+    id: str
+    type: Literal["member.invited"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: MemberData
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemberJoinedEvent:
+    id: str
+    type: Literal["member.joined"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: MemberData
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemberRoleChangedEvent:
+    id: str
+    type: Literal["member.role_changed"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: MemberRoleChangedData
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemberRemovedEvent:
+    id: str
+    type: Literal["member.removed"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: MemberRemovedData
+
+
+@dataclass(frozen=True, kw_only=True)
+class InvitationRevokedEvent:
+    id: str
+    type: Literal["invitation.revoked"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: MemberData
+
+
+@dataclass(frozen=True, kw_only=True)
 class WebhookTestEvent:
     id: str
     type: Literal["webhook.test"]
@@ -702,6 +788,11 @@ EVENT_CLASSES: dict[str, type] = {
     "allowance.threshold_reached": AllowanceThresholdReachedEvent,
     "access.approved": AccessApprovedEvent,
     "access.suspended": AccessSuspendedEvent,
+    "member.invited": MemberInvitedEvent,
+    "member.joined": MemberJoinedEvent,
+    "member.role_changed": MemberRoleChangedEvent,
+    "member.removed": MemberRemovedEvent,
+    "invitation.revoked": InvitationRevokedEvent,
     "webhook.test": WebhookTestEvent,
     "key.deactivated": KeyDeactivatedEvent,
     "key.activated": KeyActivatedEvent,
@@ -727,6 +818,11 @@ Event = Union[  # noqa: UP007  (a runtime value: the contract test reads its mem
     AllowanceThresholdReachedEvent,
     AccessApprovedEvent,
     AccessSuspendedEvent,
+    MemberInvitedEvent,
+    MemberJoinedEvent,
+    MemberRoleChangedEvent,
+    MemberRemovedEvent,
+    InvitationRevokedEvent,
     WebhookTestEvent,
     KeyDeactivatedEvent,
     KeyActivatedEvent,
