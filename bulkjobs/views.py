@@ -7,7 +7,6 @@ product restriction, the sandbox's triggers, `bulk_job_submit`); progress is pol
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, JsonResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
@@ -15,9 +14,10 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
+from accounts.membership import member_required
 from accounts.models import Account, ApiKey
+from accounts.roles import Action
 from accounts.selectors.key_read import api_key_read
-from accounts.selectors.portal import account_for_user
 from bulkjobs import files
 from bulkjobs.forms import BulkJobUploadForm
 from bulkjobs.models import BulkJob
@@ -32,13 +32,6 @@ from lookups.products import PRODUCTS
 from phoneintel.errors import ApiError
 
 PAGE_SIZE = 50
-
-
-def _account(request) -> Account:
-    account = account_for_user(user=request.user)
-    if account is None:
-        raise Http404("This account has no developer profile.")
-    return account
 
 
 def _keys(account: Account):
@@ -67,17 +60,18 @@ def _downloadable(job: BulkJob, now) -> bool:
     )
 
 
+@member_required(Action.VIEW_USAGE)
 @never_cache
-@login_required
 @require_GET
 def bulk_job_list(request):
-    return _page(request, _account(request))
+    return _page(request, request.account)
 
 
-@login_required
+# Uploading spends a key's units, as its calls would: the keys' role.
+@member_required(Action.MANAGE_KEYS)
 @require_POST
 def bulk_job_upload(request):
-    account = _account(request)
+    account = request.account
     form = BulkJobUploadForm(request.POST, request.FILES, keys=_keys(account))
     if not form.is_valid():
         return _page(request, account, form=form)
@@ -115,12 +109,12 @@ def bulk_job_upload(request):
     return redirect("bulkjobs:list")
 
 
+@member_required(Action.VIEW_USAGE)
 @never_cache
-@login_required
 @require_GET
 def bulk_job_progress(request):
     """The account's jobs still moving (and those just finished), for the page's script."""
-    account = _account(request)
+    account = request.account
     ids = [value for value in request.GET.get("ids", "").split(",") if value][:PAGE_SIZE]
     jobs = BulkJob.objects.filter(account=account, pk__in=ids)
     now = timezone.now()
@@ -130,13 +124,13 @@ def bulk_job_progress(request):
 
 
 def _own_job(request, job_id: str) -> BulkJob:
-    job = BulkJob.objects.filter(account=_account(request), pk=job_id).first()
+    job = BulkJob.objects.filter(account=request.account, pk=job_id).first()
     if job is None:
         raise Http404("No such bulk job.")
     return job
 
 
-@login_required
+@member_required(Action.VIEW_USAGE)
 @require_GET
 def bulk_job_results(request, job_id: str, format: str):
     job = _own_job(request, job_id)
@@ -150,7 +144,7 @@ def bulk_job_results(request, job_id: str, format: str):
     return response
 
 
-@login_required
+@member_required(Action.MANAGE_KEYS)
 @require_POST
 def bulk_job_cancel(request, job_id: str):
     job = _own_job(request, job_id)

@@ -11,8 +11,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Your key, quota and this month's usage
-         * @description Quota and usage of the calling key in the current UTC calendar month, with the units per product. Free: never charges a unit. The key's owner is emailed once a month when its usage reaches 80% and again at 100% of the quota.
+         * Your key, its account, quota and this month's usage
+         * @description The account the calling key belongs to (`account`), and the key's quota and usage in the current UTC calendar month, with the units per product. Free: never charges a unit. The account's owner is emailed once a month when the key's usage reaches 80% and again at 100% of the quota.
          */
         get: operations["getAccount"];
         put?: never;
@@ -839,7 +839,11 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+<<<<<<< HEAD
     "bulk_job.succeeded": {
+=======
+    "member.invited": {
+>>>>>>> main
         parameters: {
             query?: never;
             header?: never;
@@ -849,19 +853,32 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
+<<<<<<< HEAD
          * Event bulk_job.succeeded
          * @description A bulk job answered every item (errors inline): its results can be downloaded for 24 hours. Counts only, never a number.
          *
          *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
          */
         post: operations["webhook_bulk_job_succeeded"];
+=======
+         * Event member.invited
+         * @description An owner or admin invited an address to the account, with the role it joins with; `actor.email` is who invited.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_member_invited"];
+>>>>>>> main
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
+<<<<<<< HEAD
     "bulk_job.failed": {
+=======
+    "member.joined": {
+>>>>>>> main
         parameters: {
             query?: never;
             header?: never;
@@ -871,19 +888,32 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
+<<<<<<< HEAD
          * Event bulk_job.failed
          * @description A bulk job stopped because its key stopped working (revoked, expired, inactive): the rest of its items are answered with that error, uncharged.
          *
          *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
          */
         post: operations["webhook_bulk_job_failed"];
+=======
+         * Event member.joined
+         * @description Someone accepted an invitation and is a member now; `actor.email` is theirs.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_member_joined"];
+>>>>>>> main
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
+<<<<<<< HEAD
     "bulk_job.canceled": {
+=======
+    "member.role_changed": {
+>>>>>>> main
         parameters: {
             query?: never;
             header?: never;
@@ -893,12 +923,65 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
+<<<<<<< HEAD
          * Event bulk_job.canceled
          * @description A bulk job was canceled before it finished, and its data deleted; the items answered before stay charged.
          *
          *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
          */
         post: operations["webhook_bulk_job_canceled"];
+=======
+         * Event member.role_changed
+         * @description A member's role changed; `previousRole` was theirs before.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_member_role_changed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "member.removed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event member.removed
+         * @description A member was removed, or left (`left`: true). The keys they created keep working.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_member_removed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invitation.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event invitation.revoked
+         * @description An invitation was revoked before it was used: its link no longer works.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_invitation_revoked"];
+>>>>>>> main
         delete?: never;
         options?: never;
         head?: never;
@@ -909,6 +992,8 @@ export interface webhooks {
 export interface components {
     schemas: {
         Account: {
+            /** @description The account the key belongs to: its members share its keys, allowance, usage, events and webhooks. */
+            account: components["schemas"]["AccountIdentity"];
             key: components["schemas"]["AccountKey"];
             quota: components["schemas"]["AccountQuota"];
             usage: components["schemas"]["AccountUsage"];
@@ -920,14 +1005,20 @@ export interface components {
              *     * `test` - test
              */
             mode: components["schemas"]["ModeEnum"];
-            /** @description The developer-wide monthly allowance; null for a test key. */
+            /** @description The account's monthly allowance, which every member's keys share; null for a test key. */
             allowance: components["schemas"]["AccountAllowance"] | null;
         };
         AccountAllowance: {
-            /** @description Live units your developer account may spend this month, across all its keys; staff set it. */
+            /** @description Live units the key's account may spend this month, across all its keys (every member's); staff set it. */
             monthlyUnits: number;
             unitsUsed: number;
             unitsRemaining: number;
+        };
+        AccountIdentity: {
+            /** @description The account's id, `acct_…`: every key of the account answers it. */
+            id: string;
+            /** @description The account's name, as its members see it in the portal. */
+            name: string;
         };
         AccountKey: {
             id: number;
@@ -1504,10 +1595,15 @@ export interface components {
              */
             resetsAt: string;
         };
-        /** @description Who acted: the developer in the portal, staff in the admin, or the system (management commands, scheduled jobs, thresholds a charge crosses). */
+        /** @description Who acted: a member of the account in the portal (`developer`, with their `email`), staff in the admin, or the system (management commands, scheduled jobs, thresholds a charge crosses). */
         EventActor: {
             /** @enum {string} */
             type: "developer" | "staff" | "system";
+            /**
+             * Format: email
+             * @description The acting member's address: present when a member acted in the portal.
+             */
+            email?: string;
         };
         /**
          * @description A key was issued: in the portal (`developer`) or by staff tooling (`system`), with its restrictions.
@@ -1517,7 +1613,8 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
-         *         "type": "developer"
+         *         "type": "developer",
+         *         "email": "alex@example.com"
          *       },
          *       "data": {
          *         "keyId": 41,
@@ -1564,7 +1661,8 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
-         *         "type": "developer"
+         *         "type": "developer",
+         *         "email": "alex@example.com"
          *       },
          *       "data": {
          *         "keyId": 41,
@@ -1645,7 +1743,8 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
-         *         "type": "developer"
+         *         "type": "developer",
+         *         "email": "alex@example.com"
          *       },
          *       "data": {
          *         "keyId": 41,
@@ -2006,7 +2105,8 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "test",
          *       "actor": {
-         *         "type": "developer"
+         *         "type": "developer",
+         *         "email": "alex@example.com"
          *       },
          *       "data": {
          *         "endpointId": 7
@@ -2039,7 +2139,12 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
+<<<<<<< HEAD
          *         "type": "developer"
+=======
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+>>>>>>> main
          *       },
          *       "data": {
          *         "method": "totp"
@@ -2075,7 +2180,12 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
+<<<<<<< HEAD
          *         "type": "developer"
+=======
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+>>>>>>> main
          *       },
          *       "data": {
          *         "method": "totp"
@@ -2111,7 +2221,12 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
+<<<<<<< HEAD
          *         "type": "developer"
+=======
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+>>>>>>> main
          *       },
          *       "data": {
          *         "remaining": 9
@@ -2144,7 +2259,12 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
+<<<<<<< HEAD
          *         "type": "developer"
+=======
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+>>>>>>> main
          *       },
          *       "data": {
          *         "count": 10
@@ -2177,7 +2297,12 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
+<<<<<<< HEAD
          *         "type": "developer"
+=======
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+>>>>>>> main
          *       },
          *       "data": {
          *         "endpointId": 7,
@@ -2215,7 +2340,12 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
+<<<<<<< HEAD
          *         "type": "developer"
+=======
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+>>>>>>> main
          *       },
          *       "data": {
          *         "endpointId": 7,
@@ -2291,7 +2421,12 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
+<<<<<<< HEAD
          *         "type": "developer"
+=======
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+>>>>>>> main
          *       },
          *       "data": {
          *         "endpointId": 7
@@ -2324,7 +2459,12 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
+<<<<<<< HEAD
          *         "type": "developer"
+=======
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+>>>>>>> main
          *       },
          *       "data": {
          *         "endpointId": 7,
@@ -2353,6 +2493,7 @@ export interface components {
             };
         };
         /**
+<<<<<<< HEAD
          * @description A bulk job answered every item (errors inline): its results can be downloaded for 24 hours. Counts only, never a number.
          * @example {
          *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
@@ -2375,19 +2516,43 @@ export interface components {
          *     }
          */
         BulkJobSucceededEvent: {
+=======
+         * @description An owner or admin invited an address to the account, with the role it joins with; `actor.email` is who invited.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "member.invited",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+         *       },
+         *       "data": {
+         *         "email": "sam@example.com",
+         *         "role": "developer"
+         *       }
+         *     }
+         */
+        MemberInvitedEvent: {
+>>>>>>> main
             /** @description `evt_` and 26 characters; ids sort by time. */
             id: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
+<<<<<<< HEAD
             type: "bulk_job.succeeded";
+=======
+            type: "member.invited";
+>>>>>>> main
             /** Format: date-time */
             createdAt: string;
             /** @enum {string} */
             mode: "live" | "test";
             actor: components["schemas"]["EventActor"];
             data: {
+<<<<<<< HEAD
                 /** @description The job (`job_` and a ULID). */
                 jobId: string;
                 /** @description The key's id (`GET /v1/data/account` answers the calling key's). */
@@ -2429,19 +2594,53 @@ export interface components {
          *     }
          */
         BulkJobFailedEvent: {
+=======
+                /** @description The member's (or invited person's) address. */
+                email: string;
+                /**
+                 * @description The role in the account.
+                 * @enum {string}
+                 */
+                role: "owner" | "admin" | "developer" | "viewer";
+            };
+        };
+        /**
+         * @description Someone accepted an invitation and is a member now; `actor.email` is theirs.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "member.joined",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+         *       },
+         *       "data": {
+         *         "email": "sam@example.com",
+         *         "role": "developer"
+         *       }
+         *     }
+         */
+        MemberJoinedEvent: {
+>>>>>>> main
             /** @description `evt_` and 26 characters; ids sort by time. */
             id: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
+<<<<<<< HEAD
             type: "bulk_job.failed";
+=======
+            type: "member.joined";
+>>>>>>> main
             /** Format: date-time */
             createdAt: string;
             /** @enum {string} */
             mode: "live" | "test";
             actor: components["schemas"]["EventActor"];
             data: {
+<<<<<<< HEAD
                 /** @description The job (`job_` and a ULID). */
                 jobId: string;
                 /** @description The key's id (`GET /v1/data/account` answers the calling key's). */
@@ -2483,19 +2682,54 @@ export interface components {
          *     }
          */
         BulkJobCanceledEvent: {
+=======
+                /** @description The member's (or invited person's) address. */
+                email: string;
+                /**
+                 * @description The role in the account.
+                 * @enum {string}
+                 */
+                role: "owner" | "admin" | "developer" | "viewer";
+            };
+        };
+        /**
+         * @description A member's role changed; `previousRole` was theirs before.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "member.role_changed",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+         *       },
+         *       "data": {
+         *         "email": "sam@example.com",
+         *         "role": "admin",
+         *         "previousRole": "developer"
+         *       }
+         *     }
+         */
+        MemberRoleChangedEvent: {
+>>>>>>> main
             /** @description `evt_` and 26 characters; ids sort by time. */
             id: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
+<<<<<<< HEAD
             type: "bulk_job.canceled";
+=======
+            type: "member.role_changed";
+>>>>>>> main
             /** Format: date-time */
             createdAt: string;
             /** @enum {string} */
             mode: "live" | "test";
             actor: components["schemas"]["EventActor"];
             data: {
+<<<<<<< HEAD
                 /** @description The job (`job_` and a ULID). */
                 jobId: string;
                 /** @description The key's id (`GET /v1/data/account` answers the calling key's). */
@@ -2516,6 +2750,106 @@ export interface components {
         };
         /** @description Something that happened to your account; `type` says which, and `data` has that type's fields. Never holds a key, a secret or a looked-up number. */
         Event: components["schemas"]["KeyCreatedEvent"] | components["schemas"]["KeyRolledEvent"] | components["schemas"]["KeyRevokedEvent"] | components["schemas"]["KeyRestrictedEvent"] | components["schemas"]["KeyExpiringEvent"] | components["schemas"]["KeyExpiredEvent"] | components["schemas"]["KeyDeactivatedEvent"] | components["schemas"]["KeyActivatedEvent"] | components["schemas"]["QuotaThresholdReachedEvent"] | components["schemas"]["AllowanceThresholdReachedEvent"] | components["schemas"]["AccessApprovedEvent"] | components["schemas"]["AccessSuspendedEvent"] | components["schemas"]["WebhookTestEvent"] | components["schemas"]["SecondFactorEnabledEvent"] | components["schemas"]["SecondFactorDisabledEvent"] | components["schemas"]["RecoveryCodesUsedEvent"] | components["schemas"]["RecoveryCodesRenewedEvent"] | components["schemas"]["WebhookEndpointCreatedEvent"] | components["schemas"]["WebhookEndpointUpdatedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointEnabledEvent"] | components["schemas"]["WebhookEndpointSecretRotatedEvent"] | components["schemas"]["BulkJobSucceededEvent"] | components["schemas"]["BulkJobFailedEvent"] | components["schemas"]["BulkJobCanceledEvent"];
+=======
+                /** @description The member's (or invited person's) address. */
+                email: string;
+                /**
+                 * @description The role in the account.
+                 * @enum {string}
+                 */
+                role: "owner" | "admin" | "developer" | "viewer";
+                /**
+                 * @description The role in the account.
+                 * @enum {string}
+                 */
+                previousRole: "owner" | "admin" | "developer" | "viewer";
+            };
+        };
+        /**
+         * @description A member was removed, or left (`left`: true). The keys they created keep working.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "member.removed",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+         *       },
+         *       "data": {
+         *         "email": "sam@example.com",
+         *         "role": "developer",
+         *         "left": false
+         *       }
+         *     }
+         */
+        MemberRemovedEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "member.removed";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The member's (or invited person's) address. */
+                email: string;
+                /**
+                 * @description The role in the account.
+                 * @enum {string}
+                 */
+                role: "owner" | "admin" | "developer" | "viewer";
+                left: boolean;
+            };
+        };
+        /**
+         * @description An invitation was revoked before it was used: its link no longer works.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "invitation.revoked",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+         *       },
+         *       "data": {
+         *         "email": "sam@example.com",
+         *         "role": "viewer"
+         *       }
+         *     }
+         */
+        InvitationRevokedEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "invitation.revoked";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The member's (or invited person's) address. */
+                email: string;
+                /**
+                 * @description The role in the account.
+                 * @enum {string}
+                 */
+                role: "owner" | "admin" | "developer" | "viewer";
+            };
+        };
+        /** @description Something that happened to your account; `type` says which, and `data` has that type's fields. Never holds a key, a secret or a looked-up number. */
+        Event: components["schemas"]["KeyCreatedEvent"] | components["schemas"]["KeyRolledEvent"] | components["schemas"]["KeyRevokedEvent"] | components["schemas"]["KeyRestrictedEvent"] | components["schemas"]["KeyExpiringEvent"] | components["schemas"]["KeyExpiredEvent"] | components["schemas"]["KeyDeactivatedEvent"] | components["schemas"]["KeyActivatedEvent"] | components["schemas"]["QuotaThresholdReachedEvent"] | components["schemas"]["AllowanceThresholdReachedEvent"] | components["schemas"]["AccessApprovedEvent"] | components["schemas"]["AccessSuspendedEvent"] | components["schemas"]["WebhookTestEvent"] | components["schemas"]["SecondFactorEnabledEvent"] | components["schemas"]["SecondFactorDisabledEvent"] | components["schemas"]["RecoveryCodesUsedEvent"] | components["schemas"]["RecoveryCodesRenewedEvent"] | components["schemas"]["WebhookEndpointCreatedEvent"] | components["schemas"]["WebhookEndpointUpdatedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointEnabledEvent"] | components["schemas"]["WebhookEndpointSecretRotatedEvent"] | components["schemas"]["MemberInvitedEvent"] | components["schemas"]["MemberJoinedEvent"] | components["schemas"]["MemberRoleChangedEvent"] | components["schemas"]["MemberRemovedEvent"] | components["schemas"]["InvitationRevokedEvent"];
+>>>>>>> main
         /** @description The error envelope of a 400 answer: `error.code` is one of `invalid_json`, `idempotency_key_required`. */
         ErrorEnvelope400: {
             error?: {
@@ -4131,11 +4465,21 @@ export interface operations {
                  *     * `webhook_endpoint.disabled` - webhook_endpoint.disabled
                  *     * `webhook_endpoint.enabled` - webhook_endpoint.enabled
                  *     * `webhook_endpoint.secret_rotated` - webhook_endpoint.secret_rotated
+<<<<<<< HEAD
                  *     * `bulk_job.succeeded` - bulk_job.succeeded
                  *     * `bulk_job.failed` - bulk_job.failed
                  *     * `bulk_job.canceled` - bulk_job.canceled
                  */
                 type?: "key.created" | "key.rolled" | "key.revoked" | "key.restricted" | "key.expiring" | "key.expired" | "key.deactivated" | "key.activated" | "quota.threshold_reached" | "allowance.threshold_reached" | "access.approved" | "access.suspended" | "webhook.test" | "second_factor.enabled" | "second_factor.disabled" | "recovery_codes.used" | "recovery_codes.renewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.disabled" | "webhook_endpoint.enabled" | "webhook_endpoint.secret_rotated" | "bulk_job.succeeded" | "bulk_job.failed" | "bulk_job.canceled";
+=======
+                 *     * `member.invited` - member.invited
+                 *     * `member.joined` - member.joined
+                 *     * `member.role_changed` - member.role_changed
+                 *     * `member.removed` - member.removed
+                 *     * `invitation.revoked` - invitation.revoked
+                 */
+                type?: "key.created" | "key.rolled" | "key.revoked" | "key.restricted" | "key.expiring" | "key.expired" | "key.deactivated" | "key.activated" | "quota.threshold_reached" | "allowance.threshold_reached" | "access.approved" | "access.suspended" | "webhook.test" | "second_factor.enabled" | "second_factor.disabled" | "recovery_codes.used" | "recovery_codes.renewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.disabled" | "webhook_endpoint.enabled" | "webhook_endpoint.secret_rotated" | "member.invited" | "member.joined" | "member.role_changed" | "member.removed" | "invitation.revoked";
+>>>>>>> main
             };
             header?: never;
             path?: never;
@@ -6131,7 +6475,11 @@ export interface operations {
             };
         };
     };
+<<<<<<< HEAD
     webhook_bulk_job_succeeded: {
+=======
+    webhook_member_invited: {
+>>>>>>> main
         parameters: {
             query?: never;
             header: {
@@ -6156,7 +6504,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+<<<<<<< HEAD
                 "application/json": components["schemas"]["BulkJobSucceededEvent"];
+=======
+                "application/json": components["schemas"]["MemberInvitedEvent"];
+>>>>>>> main
             };
         };
         responses: {
@@ -6169,7 +6521,11 @@ export interface operations {
             };
         };
     };
+<<<<<<< HEAD
     webhook_bulk_job_failed: {
+=======
+    webhook_member_joined: {
+>>>>>>> main
         parameters: {
             query?: never;
             header: {
@@ -6194,7 +6550,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+<<<<<<< HEAD
                 "application/json": components["schemas"]["BulkJobFailedEvent"];
+=======
+                "application/json": components["schemas"]["MemberJoinedEvent"];
+>>>>>>> main
             };
         };
         responses: {
@@ -6207,7 +6567,11 @@ export interface operations {
             };
         };
     };
+<<<<<<< HEAD
     webhook_bulk_job_canceled: {
+=======
+    webhook_member_role_changed: {
+>>>>>>> main
         parameters: {
             query?: never;
             header: {
@@ -6232,7 +6596,87 @@ export interface operations {
         };
         requestBody: {
             content: {
+<<<<<<< HEAD
                 "application/json": components["schemas"]["BulkJobCanceledEvent"];
+=======
+                "application/json": components["schemas"]["MemberRoleChangedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_member_removed: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemberRemovedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_invitation_revoked: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvitationRevokedEvent"];
+>>>>>>> main
             };
         };
         responses: {
