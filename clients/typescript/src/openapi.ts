@@ -840,11 +840,7 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
-<<<<<<< HEAD
     "bulk_job.succeeded": {
-=======
-    "member.invited": {
->>>>>>> main
         parameters: {
             query?: never;
             header?: never;
@@ -854,32 +850,19 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-<<<<<<< HEAD
          * Event bulk_job.succeeded
          * @description A bulk job answered every item (errors inline): its results can be downloaded for 24 hours. Counts only, never a number.
          *
          *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
          */
         post: operations["webhook_bulk_job_succeeded"];
-=======
-         * Event member.invited
-         * @description An owner or admin invited an address to the account, with the role it joins with; `actor.email` is who invited.
-         *
-         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
-         */
-        post: operations["webhook_member_invited"];
->>>>>>> main
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-<<<<<<< HEAD
     "bulk_job.failed": {
-=======
-    "member.joined": {
->>>>>>> main
         parameters: {
             query?: never;
             header?: never;
@@ -889,32 +872,19 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-<<<<<<< HEAD
          * Event bulk_job.failed
          * @description A bulk job stopped because its key stopped working (revoked, expired, inactive): the rest of its items are answered with that error, uncharged.
          *
          *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
          */
         post: operations["webhook_bulk_job_failed"];
-=======
-         * Event member.joined
-         * @description Someone accepted an invitation and is a member now; `actor.email` is theirs.
-         *
-         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
-         */
-        post: operations["webhook_member_joined"];
->>>>>>> main
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-<<<<<<< HEAD
     "bulk_job.canceled": {
-=======
-    "member.role_changed": {
->>>>>>> main
         parameters: {
             query?: never;
             header?: never;
@@ -924,14 +894,72 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-<<<<<<< HEAD
          * Event bulk_job.canceled
          * @description A bulk job was canceled before it finished, and its data deleted; the items answered before stay charged.
          *
          *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
          */
         post: operations["webhook_bulk_job_canceled"];
-=======
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "member.invited": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event member.invited
+         * @description An owner or admin invited an address to the account, with the role it joins with; `actor.email` is who invited.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_member_invited"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "member.joined": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event member.joined
+         * @description Someone accepted an invitation and is a member now; `actor.email` is theirs.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_member_joined"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "member.role_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
          * Event member.role_changed
          * @description A member's role changed; `previousRole` was theirs before.
          *
@@ -982,7 +1010,6 @@ export interface webhooks {
          *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
          */
         post: operations["webhook_invitation_revoked"];
->>>>>>> main
         delete?: never;
         options?: never;
         head?: never;
@@ -2140,12 +2167,8 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
-<<<<<<< HEAD
-         *         "type": "developer"
-=======
          *         "type": "developer",
          *         "email": "alex@example.com"
->>>>>>> main
          *       },
          *       "data": {
          *         "method": "totp"
@@ -2181,12 +2204,8 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
-<<<<<<< HEAD
-         *         "type": "developer"
-=======
          *         "type": "developer",
          *         "email": "alex@example.com"
->>>>>>> main
          *       },
          *       "data": {
          *         "method": "totp"
@@ -2222,12 +2241,8 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
-<<<<<<< HEAD
-         *         "type": "developer"
-=======
          *         "type": "developer",
          *         "email": "alex@example.com"
->>>>>>> main
          *       },
          *       "data": {
          *         "remaining": 9
@@ -2260,12 +2275,8 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
-<<<<<<< HEAD
-         *         "type": "developer"
-=======
          *         "type": "developer",
          *         "email": "alex@example.com"
->>>>>>> main
          *       },
          *       "data": {
          *         "count": 10
@@ -2298,12 +2309,8 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
-<<<<<<< HEAD
-         *         "type": "developer"
-=======
          *         "type": "developer",
          *         "email": "alex@example.com"
->>>>>>> main
          *       },
          *       "data": {
          *         "endpointId": 7,
@@ -2341,12 +2348,8 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
-<<<<<<< HEAD
-         *         "type": "developer"
-=======
          *         "type": "developer",
          *         "email": "alex@example.com"
->>>>>>> main
          *       },
          *       "data": {
          *         "endpointId": 7,
@@ -2422,12 +2425,8 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
-<<<<<<< HEAD
-         *         "type": "developer"
-=======
          *         "type": "developer",
          *         "email": "alex@example.com"
->>>>>>> main
          *       },
          *       "data": {
          *         "endpointId": 7
@@ -2460,12 +2459,8 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
-<<<<<<< HEAD
-         *         "type": "developer"
-=======
          *         "type": "developer",
          *         "email": "alex@example.com"
->>>>>>> main
          *       },
          *       "data": {
          *         "endpointId": 7,
@@ -2494,7 +2489,6 @@ export interface components {
             };
         };
         /**
-<<<<<<< HEAD
          * @description A bulk job answered every item (errors inline): its results can be downloaded for 24 hours. Counts only, never a number.
          * @example {
          *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
@@ -2517,43 +2511,19 @@ export interface components {
          *     }
          */
         BulkJobSucceededEvent: {
-=======
-         * @description An owner or admin invited an address to the account, with the role it joins with; `actor.email` is who invited.
-         * @example {
-         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
-         *       "type": "member.invited",
-         *       "createdAt": "2026-11-22T08:15:04Z",
-         *       "mode": "live",
-         *       "actor": {
-         *         "type": "developer",
-         *         "email": "alex@example.com"
-         *       },
-         *       "data": {
-         *         "email": "sam@example.com",
-         *         "role": "developer"
-         *       }
-         *     }
-         */
-        MemberInvitedEvent: {
->>>>>>> main
             /** @description `evt_` and 26 characters; ids sort by time. */
             id: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-<<<<<<< HEAD
             type: "bulk_job.succeeded";
-=======
-            type: "member.invited";
->>>>>>> main
             /** Format: date-time */
             createdAt: string;
             /** @enum {string} */
             mode: "live" | "test";
             actor: components["schemas"]["EventActor"];
             data: {
-<<<<<<< HEAD
                 /** @description The job (`job_` and a ULID). */
                 jobId: string;
                 /** @description The key's id (`GET /v1/data/account` answers the calling key's). */
@@ -2595,7 +2565,123 @@ export interface components {
          *     }
          */
         BulkJobFailedEvent: {
-=======
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "bulk_job.failed";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The job (`job_` and a ULID). */
+                jobId: string;
+                /** @description The key's id (`GET /v1/data/account` answers the calling key's). */
+                keyId: number;
+                /** @description The key's display prefix (`pi_beta_…` or `pi_beta_test_…` and 8 characters): never the key. */
+                keyPrefix: string;
+                /** @description The product every item was run on. */
+                product: string;
+                /** @description Rows in the list. */
+                total: number;
+                /** @description Items answered. */
+                processed: number;
+                /** @description Units charged. */
+                charged: number;
+                /** @description Items answered with an error, none charged. */
+                itemErrors: number;
+            };
+        };
+        /**
+         * @description A bulk job was canceled before it finished, and its data deleted; the items answered before stay charged.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "bulk_job.canceled",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+         *       },
+         *       "data": {
+         *         "keyId": 41,
+         *         "keyPrefix": "pi_beta_4fK9xQ2m",
+         *         "jobId": "job_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *         "product": "carrier-lookup",
+         *         "total": 100000,
+         *         "processed": 42000,
+         *         "charged": 41873,
+         *         "itemErrors": 127
+         *       }
+         *     }
+         */
+        BulkJobCanceledEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "bulk_job.canceled";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The job (`job_` and a ULID). */
+                jobId: string;
+                /** @description The key's id (`GET /v1/data/account` answers the calling key's). */
+                keyId: number;
+                /** @description The key's display prefix (`pi_beta_…` or `pi_beta_test_…` and 8 characters): never the key. */
+                keyPrefix: string;
+                /** @description The product every item was run on. */
+                product: string;
+                /** @description Rows in the list. */
+                total: number;
+                /** @description Items answered. */
+                processed: number;
+                /** @description Units charged. */
+                charged: number;
+                /** @description Items answered with an error, none charged. */
+                itemErrors: number;
+            };
+        };
+        /**
+         * @description An owner or admin invited an address to the account, with the role it joins with; `actor.email` is who invited.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "member.invited",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+         *       },
+         *       "data": {
+         *         "email": "sam@example.com",
+         *         "role": "developer"
+         *       }
+         *     }
+         */
+        MemberInvitedEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "member.invited";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
                 /** @description The member's (or invited person's) address. */
                 email: string;
                 /**
@@ -2623,67 +2709,19 @@ export interface components {
          *     }
          */
         MemberJoinedEvent: {
->>>>>>> main
             /** @description `evt_` and 26 characters; ids sort by time. */
             id: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-<<<<<<< HEAD
-            type: "bulk_job.failed";
-=======
             type: "member.joined";
->>>>>>> main
             /** Format: date-time */
             createdAt: string;
             /** @enum {string} */
             mode: "live" | "test";
             actor: components["schemas"]["EventActor"];
             data: {
-<<<<<<< HEAD
-                /** @description The job (`job_` and a ULID). */
-                jobId: string;
-                /** @description The key's id (`GET /v1/data/account` answers the calling key's). */
-                keyId: number;
-                /** @description The key's display prefix (`pi_beta_…` or `pi_beta_test_…` and 8 characters): never the key. */
-                keyPrefix: string;
-                /** @description The product every item was run on. */
-                product: string;
-                /** @description Rows in the list. */
-                total: number;
-                /** @description Items answered. */
-                processed: number;
-                /** @description Units charged. */
-                charged: number;
-                /** @description Items answered with an error, none charged. */
-                itemErrors: number;
-            };
-        };
-        /**
-         * @description A bulk job was canceled before it finished, and its data deleted; the items answered before stay charged.
-         * @example {
-         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
-         *       "type": "bulk_job.canceled",
-         *       "createdAt": "2026-11-22T08:15:04Z",
-         *       "mode": "live",
-         *       "actor": {
-         *         "type": "developer"
-         *       },
-         *       "data": {
-         *         "keyId": 41,
-         *         "keyPrefix": "pi_beta_4fK9xQ2m",
-         *         "jobId": "job_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
-         *         "product": "carrier-lookup",
-         *         "total": 100000,
-         *         "processed": 42000,
-         *         "charged": 41873,
-         *         "itemErrors": 127
-         *       }
-         *     }
-         */
-        BulkJobCanceledEvent: {
-=======
                 /** @description The member's (or invited person's) address. */
                 email: string;
                 /**
@@ -2712,46 +2750,19 @@ export interface components {
          *     }
          */
         MemberRoleChangedEvent: {
->>>>>>> main
             /** @description `evt_` and 26 characters; ids sort by time. */
             id: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-<<<<<<< HEAD
-            type: "bulk_job.canceled";
-=======
             type: "member.role_changed";
->>>>>>> main
             /** Format: date-time */
             createdAt: string;
             /** @enum {string} */
             mode: "live" | "test";
             actor: components["schemas"]["EventActor"];
             data: {
-<<<<<<< HEAD
-                /** @description The job (`job_` and a ULID). */
-                jobId: string;
-                /** @description The key's id (`GET /v1/data/account` answers the calling key's). */
-                keyId: number;
-                /** @description The key's display prefix (`pi_beta_…` or `pi_beta_test_…` and 8 characters): never the key. */
-                keyPrefix: string;
-                /** @description The product every item was run on. */
-                product: string;
-                /** @description Rows in the list. */
-                total: number;
-                /** @description Items answered. */
-                processed: number;
-                /** @description Units charged. */
-                charged: number;
-                /** @description Items answered with an error, none charged. */
-                itemErrors: number;
-            };
-        };
-        /** @description Something that happened to your account; `type` says which, and `data` has that type's fields. Never holds a key, a secret or a looked-up number. */
-        Event: components["schemas"]["KeyCreatedEvent"] | components["schemas"]["KeyRolledEvent"] | components["schemas"]["KeyRevokedEvent"] | components["schemas"]["KeyRestrictedEvent"] | components["schemas"]["KeyExpiringEvent"] | components["schemas"]["KeyExpiredEvent"] | components["schemas"]["KeyDeactivatedEvent"] | components["schemas"]["KeyActivatedEvent"] | components["schemas"]["QuotaThresholdReachedEvent"] | components["schemas"]["AllowanceThresholdReachedEvent"] | components["schemas"]["AccessApprovedEvent"] | components["schemas"]["AccessSuspendedEvent"] | components["schemas"]["WebhookTestEvent"] | components["schemas"]["SecondFactorEnabledEvent"] | components["schemas"]["SecondFactorDisabledEvent"] | components["schemas"]["RecoveryCodesUsedEvent"] | components["schemas"]["RecoveryCodesRenewedEvent"] | components["schemas"]["WebhookEndpointCreatedEvent"] | components["schemas"]["WebhookEndpointUpdatedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointEnabledEvent"] | components["schemas"]["WebhookEndpointSecretRotatedEvent"] | components["schemas"]["BulkJobSucceededEvent"] | components["schemas"]["BulkJobFailedEvent"] | components["schemas"]["BulkJobCanceledEvent"];
-=======
                 /** @description The member's (or invited person's) address. */
                 email: string;
                 /**
@@ -2849,8 +2860,7 @@ export interface components {
             };
         };
         /** @description Something that happened to your account; `type` says which, and `data` has that type's fields. Never holds a key, a secret or a looked-up number. */
-        Event: components["schemas"]["KeyCreatedEvent"] | components["schemas"]["KeyRolledEvent"] | components["schemas"]["KeyRevokedEvent"] | components["schemas"]["KeyRestrictedEvent"] | components["schemas"]["KeyExpiringEvent"] | components["schemas"]["KeyExpiredEvent"] | components["schemas"]["KeyDeactivatedEvent"] | components["schemas"]["KeyActivatedEvent"] | components["schemas"]["QuotaThresholdReachedEvent"] | components["schemas"]["AllowanceThresholdReachedEvent"] | components["schemas"]["AccessApprovedEvent"] | components["schemas"]["AccessSuspendedEvent"] | components["schemas"]["WebhookTestEvent"] | components["schemas"]["SecondFactorEnabledEvent"] | components["schemas"]["SecondFactorDisabledEvent"] | components["schemas"]["RecoveryCodesUsedEvent"] | components["schemas"]["RecoveryCodesRenewedEvent"] | components["schemas"]["WebhookEndpointCreatedEvent"] | components["schemas"]["WebhookEndpointUpdatedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointEnabledEvent"] | components["schemas"]["WebhookEndpointSecretRotatedEvent"] | components["schemas"]["MemberInvitedEvent"] | components["schemas"]["MemberJoinedEvent"] | components["schemas"]["MemberRoleChangedEvent"] | components["schemas"]["MemberRemovedEvent"] | components["schemas"]["InvitationRevokedEvent"];
->>>>>>> main
+        Event: components["schemas"]["KeyCreatedEvent"] | components["schemas"]["KeyRolledEvent"] | components["schemas"]["KeyRevokedEvent"] | components["schemas"]["KeyRestrictedEvent"] | components["schemas"]["KeyExpiringEvent"] | components["schemas"]["KeyExpiredEvent"] | components["schemas"]["KeyDeactivatedEvent"] | components["schemas"]["KeyActivatedEvent"] | components["schemas"]["QuotaThresholdReachedEvent"] | components["schemas"]["AllowanceThresholdReachedEvent"] | components["schemas"]["AccessApprovedEvent"] | components["schemas"]["AccessSuspendedEvent"] | components["schemas"]["WebhookTestEvent"] | components["schemas"]["SecondFactorEnabledEvent"] | components["schemas"]["SecondFactorDisabledEvent"] | components["schemas"]["RecoveryCodesUsedEvent"] | components["schemas"]["RecoveryCodesRenewedEvent"] | components["schemas"]["WebhookEndpointCreatedEvent"] | components["schemas"]["WebhookEndpointUpdatedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointEnabledEvent"] | components["schemas"]["WebhookEndpointSecretRotatedEvent"] | components["schemas"]["BulkJobSucceededEvent"] | components["schemas"]["BulkJobFailedEvent"] | components["schemas"]["BulkJobCanceledEvent"] | components["schemas"]["MemberInvitedEvent"] | components["schemas"]["MemberJoinedEvent"] | components["schemas"]["MemberRoleChangedEvent"] | components["schemas"]["MemberRemovedEvent"] | components["schemas"]["InvitationRevokedEvent"];
         /** @description The error envelope of a 400 answer: `error.code` is one of `invalid_json`, `idempotency_key_required`. */
         ErrorEnvelope400: {
             error?: {
@@ -4466,21 +4476,16 @@ export interface operations {
                  *     * `webhook_endpoint.disabled` - webhook_endpoint.disabled
                  *     * `webhook_endpoint.enabled` - webhook_endpoint.enabled
                  *     * `webhook_endpoint.secret_rotated` - webhook_endpoint.secret_rotated
-<<<<<<< HEAD
                  *     * `bulk_job.succeeded` - bulk_job.succeeded
                  *     * `bulk_job.failed` - bulk_job.failed
                  *     * `bulk_job.canceled` - bulk_job.canceled
-                 */
-                type?: "key.created" | "key.rolled" | "key.revoked" | "key.restricted" | "key.expiring" | "key.expired" | "key.deactivated" | "key.activated" | "quota.threshold_reached" | "allowance.threshold_reached" | "access.approved" | "access.suspended" | "webhook.test" | "second_factor.enabled" | "second_factor.disabled" | "recovery_codes.used" | "recovery_codes.renewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.disabled" | "webhook_endpoint.enabled" | "webhook_endpoint.secret_rotated" | "bulk_job.succeeded" | "bulk_job.failed" | "bulk_job.canceled";
-=======
                  *     * `member.invited` - member.invited
                  *     * `member.joined` - member.joined
                  *     * `member.role_changed` - member.role_changed
                  *     * `member.removed` - member.removed
                  *     * `invitation.revoked` - invitation.revoked
                  */
-                type?: "key.created" | "key.rolled" | "key.revoked" | "key.restricted" | "key.expiring" | "key.expired" | "key.deactivated" | "key.activated" | "quota.threshold_reached" | "allowance.threshold_reached" | "access.approved" | "access.suspended" | "webhook.test" | "second_factor.enabled" | "second_factor.disabled" | "recovery_codes.used" | "recovery_codes.renewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.disabled" | "webhook_endpoint.enabled" | "webhook_endpoint.secret_rotated" | "member.invited" | "member.joined" | "member.role_changed" | "member.removed" | "invitation.revoked";
->>>>>>> main
+                type?: "key.created" | "key.rolled" | "key.revoked" | "key.restricted" | "key.expiring" | "key.expired" | "key.deactivated" | "key.activated" | "quota.threshold_reached" | "allowance.threshold_reached" | "access.approved" | "access.suspended" | "webhook.test" | "second_factor.enabled" | "second_factor.disabled" | "recovery_codes.used" | "recovery_codes.renewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.disabled" | "webhook_endpoint.enabled" | "webhook_endpoint.secret_rotated" | "bulk_job.succeeded" | "bulk_job.failed" | "bulk_job.canceled" | "member.invited" | "member.joined" | "member.role_changed" | "member.removed" | "invitation.revoked";
             };
             header?: never;
             path?: never;
@@ -6476,11 +6481,7 @@ export interface operations {
             };
         };
     };
-<<<<<<< HEAD
     webhook_bulk_job_succeeded: {
-=======
-    webhook_member_invited: {
->>>>>>> main
         parameters: {
             query?: never;
             header: {
@@ -6505,11 +6506,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-<<<<<<< HEAD
                 "application/json": components["schemas"]["BulkJobSucceededEvent"];
-=======
-                "application/json": components["schemas"]["MemberInvitedEvent"];
->>>>>>> main
             };
         };
         responses: {
@@ -6522,11 +6519,7 @@ export interface operations {
             };
         };
     };
-<<<<<<< HEAD
     webhook_bulk_job_failed: {
-=======
-    webhook_member_joined: {
->>>>>>> main
         parameters: {
             query?: never;
             header: {
@@ -6551,11 +6544,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-<<<<<<< HEAD
                 "application/json": components["schemas"]["BulkJobFailedEvent"];
-=======
-                "application/json": components["schemas"]["MemberJoinedEvent"];
->>>>>>> main
             };
         };
         responses: {
@@ -6568,11 +6557,7 @@ export interface operations {
             };
         };
     };
-<<<<<<< HEAD
     webhook_bulk_job_canceled: {
-=======
-    webhook_member_role_changed: {
->>>>>>> main
         parameters: {
             query?: never;
             header: {
@@ -6597,9 +6582,120 @@ export interface operations {
         };
         requestBody: {
             content: {
-<<<<<<< HEAD
                 "application/json": components["schemas"]["BulkJobCanceledEvent"];
-=======
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_member_invited: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemberInvitedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_member_joined: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemberJoinedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_member_role_changed: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
                 "application/json": components["schemas"]["MemberRoleChangedEvent"];
             };
         };
@@ -6677,7 +6773,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["InvitationRevokedEvent"];
->>>>>>> main
             };
         };
         responses: {
