@@ -28,7 +28,7 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 from accounts import throttling
 from accounts.request_log_writer import writer as request_log_writer
 from accounts.selectors.key_read import api_key_read
-from accounts.services import api_key_create, charge_units, developer_get_or_create_approved
+from accounts.services import account_get_or_create_approved, api_key_create, charge_units
 from harness.app import Server, start_gunicorn, stop
 from phoneintel.tests.contract import ResponseSchemas
 from scripts.dev_services import PG_DUMP
@@ -251,10 +251,10 @@ def make_key(db):
     counter = iter(range(1, 10_000))
 
     def make(email: str | None = None, **options):
-        developer = developer_get_or_create_approved(
+        account = account_get_or_create_approved(
             email=email or f"dev{next(counter)}@example.test", actor="system"
         )
-        return api_key_create(developer=developer, **options)
+        return api_key_create(account=account, **options)
 
     return make
 

@@ -13,9 +13,9 @@ from django.views.decorators.http import require_POST
 from accounts.forms import ApiKeyAdminForm, ApproveActionForm, InviteForm
 from accounts.models import (
     AccessRequest,
+    Account,
     ApiKey,
     DailyUsage,
-    Developer,
     MonthlyUsage,
     QuotaAlert,
     RequestLogEntry,
@@ -27,12 +27,12 @@ from accounts.services import (
     InviteNotNeeded,
     access_request_approve,
     access_request_reject,
+    account_invite,
+    account_reactivate,
+    account_suspend,
     api_key_restrict,
     api_key_revoke,
     api_key_set_active,
-    developer_invite,
-    developer_reactivate,
-    developer_suspend,
     quota_alerts_reset,
 )
 from events.models import Actor
@@ -64,8 +64,8 @@ class ApiKeyInline(admin.TabularInline):
         return False
 
 
-@admin.register(Developer)
-class DeveloperAdmin(admin.ModelAdmin):
+@admin.register(Account)
+class AccountAdmin(admin.ModelAdmin):
     list_display = ["user", "name", "company", "access", "monthly_quota", "created_at"]
     list_filter = ["access"]
     search_fields = ["user__email", "name", "company"]
@@ -87,12 +87,10 @@ class DeveloperAdmin(admin.ModelAdmin):
     @admin.action(description="Suspend selected developers (all their keys stop at once)")
     def suspend(self, request, queryset):
         done = [
-            d
-            for d in queryset
-            if developer_suspend(developer=d, now=timezone.now(), actor=Actor.STAFF)
+            d for d in queryset if account_suspend(account=d, now=timezone.now(), actor=Actor.STAFF)
         ]
-        for developer in done:
-            self.log_change(request, developer, "Suspended")
+        for account in done:
+            self.log_change(request, account, "Suspended")
         self.message_user(request, f"Suspended {len(done)} developer(s).", messages.SUCCESS)
 
     @admin.action(description="Reactivate selected suspended developers")
@@ -100,10 +98,10 @@ class DeveloperAdmin(admin.ModelAdmin):
         done = [
             d
             for d in queryset
-            if developer_reactivate(developer=d, now=timezone.now(), actor=Actor.STAFF)
+            if account_reactivate(account=d, now=timezone.now(), actor=Actor.STAFF)
         ]
-        for developer in done:
-            self.log_change(request, developer, "Reactivated")
+        for account in done:
+            self.log_change(request, account, "Reactivated")
         self.message_user(request, f"Reactivated {len(done)} developer(s).", messages.SUCCESS)
 
 
@@ -113,7 +111,7 @@ class QueueAccessFilter(admin.SimpleListFilter):
 
     title = "access"
     parameter_name = "access"
-    QUEUE = [Developer.Access.PENDING, Developer.Access.REJECTED]
+    QUEUE = [Account.Access.PENDING, Account.Access.REJECTED]
 
     def lookups(self, request, model_admin):
         return [(state.value, state.label) for state in self.QUEUE]
@@ -188,20 +186,20 @@ class AccessRequestAdmin(admin.ModelAdmin):
         return super().change_view(request, object_id, form_url, extra_context)
 
     @staticmethod
-    def _approve_label(developer: Developer | None) -> str:
+    def _approve_label(account: Account | None) -> str:
         # What `access_request_approve` emails: a developer who set a password at sign-up
         # gets a sign-in link, one who has none yet a sign-up link.
-        if developer is not None and developer.user.has_usable_password():
+        if account is not None and account.user.has_usable_password():
             return "Approve and email a sign-in link"
         return "Approve and email a sign-up link"
 
-    def _reviewed(self, request, object_id) -> Developer:
-        developer = self.get_object(request, object_id)
-        if developer is None:
+    def _reviewed(self, request, object_id) -> Account:
+        account = self.get_object(request, object_id)
+        if account is None:
             raise Http404("No such access request.")
-        if not self.has_change_permission(request, developer):
+        if not self.has_change_permission(request, account):
             raise PermissionDenied
-        return developer
+        return account
 
     def approve_view(self, request, object_id):
         self._approve(request, [self._reviewed(request, object_id)])
@@ -211,7 +209,7 @@ class AccessRequestAdmin(admin.ModelAdmin):
         self._reject(request, [self._reviewed(request, object_id)])
         return redirect("admin:accounts_accessrequest_changelist")
 
-    def _approve(self, request, developers) -> None:
+    def _approve(self, request, accounts) -> None:
         try:
             quota = self.action_form.base_fields["monthly_quota"].clean(
                 request.POST.get("monthly_quota")
@@ -220,25 +218,25 @@ class AccessRequestAdmin(admin.ModelAdmin):
             self.message_user(request, "The quota must be a whole number.", messages.ERROR)
             return
         approved = [
-            developer
-            for developer in developers
+            account
+            for account in accounts
             if access_request_approve(
-                developer=developer,
+                account=account,
                 monthly_quota=quota,
                 reviewer=request.user,
                 now=timezone.now(),
                 actor=Actor.STAFF,
             )
         ]
-        for developer in approved:
+        for account in approved:
             detail = f"Approved, quota {quota}" if quota is not None else "Approved"
-            self.log_change(request, developer, detail)
+            self.log_change(request, account, detail)
         self.message_user(request, f"Approved {len(approved)} request(s).", messages.SUCCESS)
 
-    def _reject(self, request, developers) -> None:
-        rejected = [d for d in developers if access_request_reject(developer=d, now=timezone.now())]
-        for developer in rejected:
-            self.log_change(request, developer, "Rejected")
+    def _reject(self, request, accounts) -> None:
+        rejected = [d for d in accounts if access_request_reject(account=d, now=timezone.now())]
+        for account in rejected:
+            self.log_change(request, account, "Rejected")
         self.message_user(request, f"Rejected {len(rejected)} request(s).", messages.SUCCESS)
 
     @admin.action(description="Approve and email each a sign-in or sign-up link")
@@ -255,7 +253,7 @@ class SignupLinkAdmin(admin.ModelAdmin):
     list_display = ["email", "status", "created_at", "expires_at", "used_at", "created_by"]
     list_select_related = ["created_by"]
     search_fields = ["email"]
-    fields = ["developer", "email", "status", "created_at", "expires_at", "used_at", "created_by"]
+    fields = ["account", "email", "status", "created_at", "expires_at", "used_at", "created_by"]
     readonly_fields = fields
 
     @admin.display(description="status")
@@ -278,7 +276,7 @@ class SignupLinkAdmin(admin.ModelAdmin):
         form = InviteForm(request.POST if request.method == "POST" else None)
         if request.method == "POST" and form.is_valid():
             try:
-                link = developer_invite(
+                link = account_invite(
                     **form.cleaned_data,
                     invited_by=request.user,
                     now=timezone.now(),
@@ -288,7 +286,7 @@ class SignupLinkAdmin(admin.ModelAdmin):
                 form.add_error("email", str(refusal))
             else:
                 self.log_addition(request, link, [{"added": {}}])
-                self.log_change(request, link.developer, f"Invited {link.email}")
+                self.log_change(request, link.account, f"Invited {link.email}")
                 self.message_user(request, f"Invitation sent to {link.email}.", messages.SUCCESS)
                 return redirect("admin:accounts_signuplink_changelist")
         context = {
@@ -305,7 +303,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
     list_display = [
         "prefix",
         "name",
-        "developer",
+        "account",
         "status",
         "expires_at",
         "last_used_at",
@@ -313,11 +311,11 @@ class ApiKeyAdmin(admin.ModelAdmin):
         "rate_limit",
     ]
     list_filter = ["is_active", ("revoked_at", admin.EmptyFieldListFilter)]
-    search_fields = ["prefix", "name", "developer__user__email"]
-    list_select_related = ["developer__user"]
+    search_fields = ["prefix", "name", "account__user__email"]
+    list_select_related = ["account__user"]
     # The hash is never shown; it is not a field here at all.
     fields = [
-        "developer",
+        "account",
         "name",
         "prefix",
         "status",
@@ -334,7 +332,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
         "replaced_by",
     ]
     form = ApiKeyAdminForm
-    readonly_fields = ["developer", "prefix", "status", "created_at", "revoked_at", "last_used_at"]
+    readonly_fields = ["account", "prefix", "status", "created_at", "revoked_at", "last_used_at"]
     readonly_fields += ["rolled_from", "replaced_by"]
     actions = ["revoke", "deactivate", "activate"]
 
@@ -399,7 +397,7 @@ def _product_split(split: dict) -> str | None:
 class MonthlyUsageAdmin(admin.ModelAdmin):
     list_display = ["api_key", "period", "units_used", "by_product"]
     list_filter = ["period"]
-    search_fields = ["api_key__prefix", "api_key__developer__user__email"]
+    search_fields = ["api_key__prefix", "api_key__account__user__email"]
     list_select_related = ["api_key"]
     fields = ["api_key", "period", "units_used", "by_product"]
     readonly_fields = fields
@@ -419,7 +417,7 @@ class MonthlyUsageAdmin(admin.ModelAdmin):
 class DailyUsageAdmin(admin.ModelAdmin):
     list_display = ["api_key", "day", "product", "units_used"]
     list_filter = ["day", "product"]
-    search_fields = ["api_key__prefix", "api_key__developer__user__email"]
+    search_fields = ["api_key__prefix", "api_key__account__user__email"]
     list_select_related = ["api_key"]
     readonly_fields = ["api_key", "day", "product", "units_used"]
 
@@ -436,7 +434,7 @@ class QuotaAlertAdmin(admin.ModelAdmin):
 
     list_display = ["api_key", "period", "threshold", "created_at"]
     list_filter = ["period", "threshold"]
-    search_fields = ["api_key__prefix", "api_key__developer__user__email"]
+    search_fields = ["api_key__prefix", "api_key__account__user__email"]
     list_select_related = ["api_key"]
     readonly_fields = ["api_key", "period", "threshold", "created_at"]
 
@@ -470,7 +468,7 @@ class RequestLogEntryAdmin(admin.ModelAdmin):
 
     list_display = [
         "time",
-        "developer",
+        "account",
         "key_prefix",
         "method",
         "path",
@@ -485,7 +483,7 @@ class RequestLogEntryAdmin(admin.ModelAdmin):
     list_filter = [StatusClassFilter, "replayed", "time"]
     # `=`: an exact match, which the request id's index answers.
     search_fields = ["=request_id", "=key_prefix"]
-    list_select_related = ["developer__user"]
+    list_select_related = ["account__user"]
     ordering = ["-time", "-id"]
     show_full_result_count = False
 

@@ -27,7 +27,7 @@ class ApiCaller:
     """`request.user` on the API: the developer behind the key; `request.auth` is the key as
     read (`accounts.selectors.key_read.AuthenticatedKey`)."""
 
-    developer_id: int
+    account_id: int
     is_authenticated: bool = True
 
 
@@ -49,7 +49,7 @@ class ApiKeyAuthentication(BaseAuthentication):
         except KeyRejected as rejected:
             raise key_refused(request, rejected) from None
         _key_in_use(request, api_key, now)
-        return ApiCaller(developer_id=api_key.developer_id), api_key
+        return ApiCaller(account_id=api_key.account_id), api_key
 
     def authenticate_header(self, request):
         return f'{self.keyword} realm="phoneintel"'
@@ -71,5 +71,5 @@ def _key_in_use(request, api_key: AuthenticatedKey, now: datetime) -> None:
     if api_key.last_used_at is None or (now - api_key.last_used_at).total_seconds() >= 60:
         request.after_response.append(lambda: api_key_touch(api_key_id=api_key.pk, now=now))
     request.log_context.update(
-        keyId=api_key.pk, developerId=api_key.developer_id, keyPrefix=api_key.prefix
+        keyId=api_key.pk, developerId=api_key.account_id, keyPrefix=api_key.prefix
     )

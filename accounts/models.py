@@ -56,14 +56,14 @@ class User(AbstractUser):
         return self.email
 
 
-class Developer(models.Model):
+class Account(models.Model):
     class Access(models.TextChoices):
         PENDING = "pending", "Pending"
         APPROVED = "approved", "Approved"
         REJECTED = "rejected", "Rejected"
         SUSPENDED = "suspended", "Suspended"
 
-    user = models.OneToOneField(User, on_delete=models.CASCADE, related_name="developer")
+    user = models.OneToOneField(User, on_delete=models.CASCADE, related_name="account")
     name = models.CharField(max_length=150, blank=True)
     company = models.CharField(max_length=200, blank=True)
     intended_use = models.TextField(blank=True)
@@ -98,7 +98,7 @@ class ApiKeyQuerySet(models.QuerySet):
         their owner's access allows their mode (`ACCESS_FOR_MODE`, as `key_usable` reads it)."""
         allowed = Q()
         for mode, access in ACCESS_FOR_MODE.items():
-            allowed |= Q(mode=mode, developer__access__in=access)
+            allowed |= Q(mode=mode, account__access__in=access)
         return self.held(now).filter(allowed, is_active=True)
 
 
@@ -113,7 +113,7 @@ class ApiKey(models.Model):
         LIVE = "live", "Live"
         TEST = "test", "Test"
 
-    developer = models.ForeignKey(Developer, on_delete=models.PROTECT, related_name="api_keys")
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="api_keys")
     mode = models.CharField(
         max_length=4,
         choices=Mode.choices,
@@ -206,9 +206,7 @@ class ApiKey(models.Model):
         return key_status(
             revoked=self.revoked_at is not None,
             expires_at=self.expires_at,
-            usable=key_usable(
-                is_active=self.is_active, access=self.developer.access, mode=self.mode
-            ),
+            usable=key_usable(is_active=self.is_active, access=self.account.access, mode=self.mode),
             now=now,
         )
 
@@ -225,7 +223,7 @@ class ApiKey(models.Model):
     @property
     def owner_email(self) -> str:
         """Where the key's notices go."""
-        return self.developer.user.email
+        return self.account.user.email
 
     @property
     def status(self) -> str:
@@ -237,8 +235,8 @@ class ApiKey(models.Model):
 # and stop with a suspension or a rejection like live ones. One table for the Python rule
 # (`key_usable`) and the ORM's (`ApiKeyQuerySet.usable`).
 ACCESS_FOR_MODE: dict[str, tuple[str, ...]] = {
-    ApiKey.Mode.LIVE: (Developer.Access.APPROVED,),
-    ApiKey.Mode.TEST: (Developer.Access.APPROVED, Developer.Access.PENDING),
+    ApiKey.Mode.LIVE: (Account.Access.APPROVED,),
+    ApiKey.Mode.TEST: (Account.Access.APPROVED, Account.Access.PENDING),
 }
 
 
@@ -290,13 +288,13 @@ class MonthlyUsage(models.Model):
         return f"{self.api_key.prefix} {self.period:%Y-%m}: {self.units_used}"
 
 
-class DeveloperMonthlyUsage(models.Model):
+class AccountMonthlyUsage(models.Model):
     """Live units charged to all of one developer's keys in one UTC calendar month, against
     their allowance. Written only by the charge (accounts.services.units), in the statement
     that charges the key."""
 
-    developer = models.ForeignKey(
-        Developer, on_delete=models.CASCADE, related_name="monthly_usage", db_index=False
+    account = models.ForeignKey(
+        Account, on_delete=models.CASCADE, related_name="monthly_usage", db_index=False
     )
     period = models.DateField(help_text="First day of the UTC month.")
     units_used = models.PositiveIntegerField(default=0)
@@ -306,7 +304,7 @@ class DeveloperMonthlyUsage(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["developer", "period"], name="one_usage_row_per_developer_month"
+                fields=["account", "period"], name="one_usage_row_per_account_month"
             ),
             # The database itself refuses an overdrawn allowance, whatever the concurrency:
             # a charge that would pass it fails as a whole (the key's units included).
@@ -316,13 +314,13 @@ class DeveloperMonthlyUsage(models.Model):
             ),
         ]
         ordering = ["-period"]
-        verbose_name_plural = "developer monthly usage"
+        verbose_name_plural = "account monthly usage"
 
     def __str__(self):
-        return f"{self.developer} {self.period:%Y-%m}: {self.units_used} of {self.units_allowed}"
+        return f"{self.account} {self.period:%Y-%m}: {self.units_used} of {self.units_allowed}"
 
 
-class AccessRequest(Developer):
+class AccessRequest(Account):
     """Developers as staff review them: the admin's queue of requests for access."""
 
     class Meta:
@@ -337,7 +335,7 @@ class SignupLink(models.Model):
     Only a hash of the link's secret is kept; the link itself exists in one email.
     """
 
-    developer = models.ForeignKey(Developer, on_delete=models.CASCADE, related_name="signup_links")
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="signup_links")
     email = models.EmailField(help_text="Where the link was sent.")
     secret_hash = models.CharField(max_length=64, unique=True, editable=False)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
@@ -443,9 +441,7 @@ class RequestLogEntry(models.Model):
     time = models.DateTimeField(help_text="When the request arrived.")
     # No index of their own: (developer, time) below begins with the developer, and the
     # key's rows are found within its developer's. Every index costs every write.
-    developer = models.ForeignKey(
-        Developer, on_delete=models.CASCADE, related_name="+", db_index=False
-    )
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+", db_index=False)
     api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+", db_index=False)
     key_prefix = models.CharField(max_length=32, help_text="The key's display prefix then.")
     method = models.CharField(max_length=8)
@@ -463,7 +459,7 @@ class RequestLogEntry(models.Model):
     class Meta:
         indexes = [
             # The portal's page: a developer's requests, newest first.
-            models.Index(fields=["developer", "-time"], name="request_log_developer_time"),
+            models.Index(fields=["account", "-time"], name="request_log_account_time"),
             # A request id pasted by support or the developer.
             models.Index(fields=["request_id"], name="request_log_request_id"),
             # The purge of rows past the retention. BRIN: rows arrive in time order, and a

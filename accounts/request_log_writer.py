@@ -49,7 +49,7 @@ class _Pending:
     """A recorded request, kept as the middleware gave it until the flush builds its row."""
 
     started: float  # seconds since the epoch
-    developer_id: int
+    account_id: int
     key_prefix: str
     line: dict  # the log line's fields (phoneintel/access_log.py)
 
@@ -58,7 +58,7 @@ class _Pending:
         line = self.line
         return (
             datetime.fromtimestamp(self.started, UTC),
-            self.developer_id,
+            self.account_id,
             line["keyId"],
             self.key_prefix,
             line["method"],
@@ -74,7 +74,7 @@ class _Pending:
 
 
 _COLUMNS = (
-    "time", "developer_id", "api_key_id", "key_prefix", "method", "path", "product", "status",
+    "time", "account_id", "api_key_id", "key_prefix", "method", "path", "product", "status",
     "error_code", "units_charged", "duration_ms", "request_id", "replayed",
 )  # fmt: skip
 # COPY rather than INSERT: a worker writes a second's requests at once, and COPY costs
@@ -101,12 +101,12 @@ class RequestLogWriter:
     def record(self, line: dict, context: dict) -> None:
         """Keeps one request's facts for the next flush. Called by the middleware on the
         request's thread: memory only, no store."""
-        developer_id = context.get("developerId")
-        if developer_id is None:
+        account_id = context.get("developerId")
+        if account_id is None:
             return  # no valid key: not a developer's request
         entry = _Pending(
             started=time.time() - line["durationMs"] / 1000,
-            developer_id=developer_id,
+            account_id=account_id,
             key_prefix=context.get("keyPrefix", ""),
             line=line,
         )

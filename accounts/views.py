@@ -29,23 +29,23 @@ from accounts.forms import (
     RequestLogFilterForm,
 )
 from accounts.key_handover import raw_key_forget, raw_key_hand_over, raw_key_take
-from accounts.models import ApiKey, Developer, key_usable, month_start
+from accounts.models import Account, ApiKey, key_usable, month_start
 from accounts.reauth import recent_authentication_required
 from accounts.selectors.portal import (
-    developer_for_user,
-    developer_key,
-    developer_keys,
-    developer_usage,
-    developer_usage_lines,
+    account_for_user,
+    account_key,
+    account_keys,
+    account_usage,
+    account_usage_lines,
 )
 from accounts.selectors.request_log import RETENTION, request_log_for
 from accounts.services import (
     KeyNotAllowed,
     access_request_submit,
+    account_key_create,
     api_key_restrict,
     api_key_revoke,
     api_key_roll,
-    developer_key_create,
     signup_complete,
     signup_link_find,
 )
@@ -96,7 +96,7 @@ def signup(request, token):
     link = signup_link_find(token=token, now=now)
     if link is None:
         return render(request, "accounts/signup_invalid.html", status=410)
-    form = SetPasswordForm(link.developer.user, request.POST if request.method == "POST" else None)
+    form = SetPasswordForm(link.account.user, request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         user = signup_complete(token=token, password=form.cleaned_data["new_password1"], now=now)
         if user is None:
@@ -124,37 +124,37 @@ class PasswordResetView(auth_views.PasswordResetView):
 # --- Keys ----------------------------------------------------------------
 
 
-def _developer(request) -> Developer:
-    developer = developer_for_user(user=request.user)
-    if developer is None:
+def _account(request) -> Account:
+    account = account_for_user(user=request.user)
+    if account is None:
         raise Http404("This account has no developer profile.")
-    return developer
+    return account
 
 
-def _own_key(developer: Developer, key_id: int) -> ApiKey:
-    key = developer_key(developer=developer, key_id=key_id)
+def _own_key(account: Account, key_id: int) -> ApiKey:
+    key = account_key(account=account, key_id=key_id)
     if key is None:
         raise Http404("No such key.")
     return key
 
 
-def _key_modes(developer: Developer | None) -> list[str]:
+def _key_modes(account: Account | None) -> list[str]:
     """The modes of key the developer may create, live first: the form's default is the
     first (live for an approved developer, test for one whose request is pending)."""
-    if developer is None:
+    if account is None:
         return []
     return [
         mode
         for mode in (ApiKey.Mode.LIVE, ApiKey.Mode.TEST)
-        if key_usable(is_active=True, access=developer.access, mode=mode)
+        if key_usable(is_active=True, access=account.access, mode=mode)
     ]
 
 
-def _dashboard(request, developer, *, form=None, refusal=None, status=200):
-    modes = _key_modes(developer)
+def _dashboard(request, account, *, form=None, refusal=None, status=200):
+    modes = _key_modes(account)
     context = {
-        "developer": developer,
-        "keys": developer_keys(developer=developer, now=timezone.now()) if developer else [],
+        "developer": account,
+        "keys": account_keys(account=account, now=timezone.now()) if account else [],
         "form": form or KeyCreateForm(modes=modes),
         "key_modes": modes,
         "refusal": refusal,
@@ -165,7 +165,7 @@ def _dashboard(request, developer, *, form=None, refusal=None, status=200):
 @never_cache
 @login_required
 def dashboard(request):
-    return _dashboard(request, developer_for_user(user=request.user))
+    return _dashboard(request, account_for_user(user=request.user))
 
 
 def _hand_over(request, key: ApiKey, raw: str):
@@ -180,53 +180,53 @@ def _hand_over(request, key: ApiKey, raw: str):
 @require_POST
 @recent_authentication_required(return_to="portal:dashboard")
 def key_create(request):
-    developer = _developer(request)
-    form = KeyCreateForm(request.POST, modes=_key_modes(developer))
+    account = _account(request)
+    form = KeyCreateForm(request.POST, modes=_key_modes(account))
     if not form.is_valid():
         # The keys page again, the form with its errors, as every form of the site answers.
-        return _dashboard(request, developer, form=form)
+        return _dashboard(request, account, form=form)
     try:
-        key, raw = developer_key_create(
-            developer=developer,
+        key, raw = account_key_create(
+            account=account,
             name=form.cleaned_data["name"],
             mode=form.cleaned_data["mode"],
             actor=Actor.DEVELOPER,
             **form.restrictions(),
         )
     except KeyNotAllowed as refused:
-        return _dashboard(request, developer, form=form, refusal=str(refused), status=403)
+        return _dashboard(request, account, form=form, refusal=str(refused), status=403)
     return _hand_over(request, key, raw)
 
 
 @never_cache
 @login_required
 def key_created(request, key_id: int):
-    key = _own_key(_developer(request), key_id)
+    key = _own_key(_account(request), key_id)
     raw = raw_key_take(request, key=key)
     response = render(request, "accounts/key_created.html", {"key": key, "raw": raw})
     raw_key_forget(response, key=key)
     return response
 
 
-def _key_row(developer: Developer, key_id: int):
-    for row in developer_keys(developer=developer, now=timezone.now()):
+def _key_row(account: Account, key_id: int):
+    for row in account_keys(account=account, now=timezone.now()):
         if row.key.pk == key_id:
             return row
     raise Http404("No such key.")
 
 
-def _key_page(request, developer: Developer, row, *, form=None, status=200):
+def _key_page(request, account: Account, row, *, form=None, status=200):
     if form is None and row.status != ApiKey.Status.REVOKED:
         form = KeyRestrictionsForm(initial=KeyRestrictionsForm.initial_for(row.key))
-    context = {"developer": developer, "row": row, "form": form}
+    context = {"developer": account, "row": row, "form": form}
     return render(request, "accounts/key_detail.html", context, status=status)
 
 
 @never_cache
 @login_required
 def key_detail(request, key_id: int):
-    developer = _developer(request)
-    return _key_page(request, developer, _key_row(developer, key_id))
+    account = _account(request)
+    return _key_page(request, account, _key_row(account, key_id))
 
 
 @never_cache
@@ -235,13 +235,13 @@ def key_detail(request, key_id: int):
 @recent_authentication_required(return_to="portal:key_detail")
 def key_restrict(request, key_id: int):
     """The key's products and allowed networks, from its next request on."""
-    developer = _developer(request)
-    row = _key_row(developer, key_id)
+    account = _account(request)
+    row = _key_row(account, key_id)
     if row.status == ApiKey.Status.REVOKED:
         raise Http404("A revoked key has nothing to restrict.")
     form = KeyRestrictionsForm(request.POST)
     if not form.is_valid():
-        return _key_page(request, developer, row, form=form)
+        return _key_page(request, account, row, form=form)
     api_key_restrict(api_key=row.key, **form.restrictions(), actor=Actor.DEVELOPER)
     messages.success(
         request, f"Restrictions of {row.key.prefix}… saved: they apply from its next request."
@@ -254,8 +254,8 @@ def key_restrict(request, key_id: int):
 @require_http_methods(["GET", "POST"])
 @recent_authentication_required
 def key_revoke(request, key_id: int):
-    developer = _developer(request)
-    key = _own_key(developer, key_id)
+    account = _account(request)
+    key = _own_key(account, key_id)
     if request.method == "POST":
         api_key_revoke(api_key=key, actor=Actor.DEVELOPER)
         messages.success(request, f"Key {key.prefix}… ({key.name}) is revoked.")
@@ -265,7 +265,7 @@ def key_revoke(request, key_id: int):
     predecessor = next(
         (
             row
-            for row in developer_keys(developer=developer, now=timezone.now())
+            for row in account_keys(account=account, now=timezone.now())
             if row.successor is not None
             and row.successor.pk == key.pk
             and row.status == ApiKey.Status.ACTIVE
@@ -280,7 +280,7 @@ def key_revoke(request, key_id: int):
 @require_http_methods(["GET", "POST"])
 @recent_authentication_required
 def key_roll(request, key_id: int):
-    key = _own_key(_developer(request), key_id)
+    key = _own_key(_account(request), key_id)
     form = KeyRollForm(request.POST if request.method == "POST" else None)
     refusal = None
     if request.method == "POST" and form.is_valid():
@@ -306,14 +306,14 @@ def key_roll(request, key_id: int):
 @never_cache
 @login_required
 def usage(request):
-    developer = _developer(request)
-    key = _chosen_key(request, developer)
-    month = developer_usage(developer=developer, now=timezone.now(), key=key)
+    account = _account(request)
+    key = _chosen_key(request, account)
+    month = account_usage(account=account, now=timezone.now(), key=key)
     return render(
         request,
         "accounts/usage.html",
         {
-            "developer": developer,
+            "developer": account,
             "month": month,
             "chart": daily_bar_chart(month.days),
             "chosen_key": key,
@@ -323,16 +323,16 @@ def usage(request):
     )
 
 
-def _chosen_key(request, developer) -> ApiKey | None:
+def _chosen_key(request, account) -> ApiKey | None:
     """The key named by `?key=`, if it is the developer's; else all live keys."""
     key_id = request.GET.get("key", "")
-    return developer_key(developer=developer, key_id=int(key_id)) if key_id.isdigit() else None
+    return account_key(account=account, key_id=int(key_id)) if key_id.isdigit() else None
 
 
 @login_required
 def usage_csv(request):
     """The month's units per UTC day, key and product, as a CSV file (`?month=YYYY-MM`)."""
-    developer = _developer(request)
+    account = _account(request)
     try:
         period = datetime.strptime(request.GET.get("month", ""), "%Y-%m").date()
     except ValueError:
@@ -341,7 +341,7 @@ def usage_csv(request):
     response["Content-Disposition"] = f'attachment; filename="phoneintel-usage-{period:%Y-%m}.csv"'
     writer = csv.writer(response)
     writer.writerow(["day", "key_prefix", "key_name", "mode", "product", "units"])
-    for line in developer_usage_lines(developer=developer, period=period):
+    for line in account_usage_lines(account=account, period=period):
         writer.writerow(
             [f"{line.day:%Y-%m-%d}", line.key.prefix, line.key.name, line.key.mode,
              line.product, line.units]
@@ -356,17 +356,17 @@ REQUEST_LOG_PAGE_SIZE = 50
 @login_required
 def request_log(request):
     """The developer's API requests of the last 30 days, newest first, filtered and paged."""
-    developer = _developer(request)
-    keys = ApiKey.objects.filter(developer=developer).order_by("-created_at")
+    account = _account(request)
+    keys = ApiKey.objects.filter(account=account).order_by("-created_at")
     products = [product for product in catalog_products() if not product.is_planned]
     form = RequestLogFilterForm(request.GET, keys=keys, products=products)
-    entries = request_log_for(developer_id=developer.pk, now=timezone.now(), **form.filters())
+    entries = request_log_for(account_id=account.pk, now=timezone.now(), **form.filters())
     page = Paginator(entries, REQUEST_LOG_PAGE_SIZE).get_page(request.GET.get("page"))
     return render(
         request,
         "accounts/request_log.html",
         {
-            "developer": developer,
+            "developer": account,
             "form": form,
             "page": page,
             "filtered": any(form.filters().values()),
@@ -377,14 +377,14 @@ def request_log(request):
 
 @login_required
 def quickstart(request):
-    developer = developer_for_user(user=request.user)
-    rows = developer_keys(developer=developer, now=timezone.now()) if developer else []
+    account = account_for_user(user=request.user)
+    rows = account_keys(account=account, now=timezone.now()) if account else []
     live = [row.key for row in rows if row.status == ApiKey.Status.ACTIVE]
     return render(
         request,
         "accounts/quickstart.html",
         {
-            "developer": developer,
+            "developer": account,
             "key_prefix": live[0].prefix if live else None,
             "api_base": _site_url(request) + reverse("api:products").rsplit("/", 1)[0],
         },

@@ -8,12 +8,12 @@ class EventAdmin(admin.ModelAdmin):
     """Read only: the table is append-only (the database refuses an edit), and staff act
     through the developers' and keys' own pages, which record events of their own."""
 
-    list_display = ["id", "created_at", "type", "developer", "mode", "actor_type", "key_prefix"]
+    list_display = ["id", "created_at", "type", "account", "mode", "actor_type", "key_prefix"]
     list_filter = ["type", "mode", "actor_type"]
-    search_fields = ["id", "developer__user__email", "data__keyPrefix"]
-    list_select_related = ["developer__user"]
+    search_fields = ["id", "account__user__email", "data__keyPrefix"]
+    list_select_related = ["account__user"]
     date_hierarchy = "created_at"
-    fields = ["id", "created_at", "type", "developer", "mode", "actor_type", "data"]
+    fields = ["id", "created_at", "type", "account", "mode", "actor_type", "data"]
     readonly_fields = fields
 
     @admin.display(description="key")

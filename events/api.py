@@ -132,7 +132,7 @@ class EventsView(APIView):
         api_key = request.auth
         query = events_query(request.query_params)
         page = events_page(
-            developer_id=api_key.developer_id,
+            account_id=api_key.account_id,
             mode=api_key.mode,
             type=query.get("type"),
             limit=query["limit"],

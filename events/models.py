@@ -95,8 +95,8 @@ class Event(models.Model):
     # PROTECT: the trigger refuses to delete a young event, so a cascade from a developer's
     # deletion would fail in the database anyway; Django says so first, as it does for the
     # developer's keys (ApiKey.developer is PROTECT too).
-    developer = models.ForeignKey(
-        "accounts.Developer", on_delete=models.PROTECT, related_name="events", db_index=False
+    account = models.ForeignKey(
+        "accounts.Account", on_delete=models.PROTECT, related_name="events", db_index=False
     )
     type = models.CharField(max_length=40, choices=EventType.choices)
     mode = models.CharField(max_length=4, choices=Mode.choices)
@@ -109,7 +109,7 @@ class Event(models.Model):
     class Meta:
         indexes = [
             # The API's and the portal's reads: a developer's events in a mode, newest first.
-            models.Index(fields=["developer", "mode", "-id"], name="event_developer_mode_id"),
+            models.Index(fields=["account", "mode", "-id"], name="event_account_mode_id"),
             # The purge. BRIN: rows arrive in time order (see RequestLogEntry).
             BrinIndex(fields=["created_at"], name="event_created_at"),
         ]

@@ -15,7 +15,7 @@ class EventsPage:
 
 def events_page(
     *,
-    developer_id: int,
+    account_id: int,
     mode: str,
     type: str | None = None,
     limit: int = 20,
@@ -24,7 +24,7 @@ def events_page(
     """Up to `limit` of the developer's events in `mode`, newest first, older than the event
     `starting_after` names. One query: ids sort by time, so the page is an index range
     (`event_developer_mode_id`), and one row more than asked says whether more follow."""
-    events = Event.objects.filter(developer_id=developer_id, mode=mode)
+    events = Event.objects.filter(account_id=account_id, mode=mode)
     if type is not None:
         events = events.filter(type=type)
     if starting_after is not None:
@@ -33,11 +33,11 @@ def events_page(
     return EventsPage(items=rows[:limit], has_more=len(rows) > limit)
 
 
-def events_for_developer(
-    *, developer_id: int, type: str | None = None, key_prefix: str | None = None
+def events_for_account(
+    *, account_id: int, type: str | None = None, key_prefix: str | None = None
 ) -> QuerySet[Event]:
     """The developer's events of both modes, newest first (the portal's Events page)."""
-    events = Event.objects.filter(developer_id=developer_id)
+    events = Event.objects.filter(account_id=account_id)
     if type:
         events = events.filter(type=type)
     if key_prefix:

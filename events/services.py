@@ -6,7 +6,7 @@ from datetime import datetime
 from django.db import transaction
 
 from accounts import crypto
-from accounts.models import Developer
+from accounts.models import Account
 from events.models import EVENT_RETENTION, Actor, Event, EventType
 from webhooks.queue import event_deliveries_schedule
 
@@ -19,10 +19,8 @@ class EventDataRefused(ValueError):
     """`data` held something an event must never hold (CONTRACT, "Events and webhooks")."""
 
 
-def event_emit(
-    *, developer: Developer | int, type: str, mode: str, actor: str, data: dict
-) -> Event:
-    """Records that `type` happened to `developer`'s account (a Developer or its pk), in
+def event_emit(*, account: Account | int, type: str, mode: str, actor: str, data: dict) -> Event:
+    """Records that `type` happened to `account` (an Account or its pk), in
     `mode` ("live" or "test"), done by `actor` ("developer", "staff" or "system").
 
     Inserts the row in the caller's transaction: an action rolled back leaves no event.
@@ -36,9 +34,9 @@ def event_emit(
     if actor not in Actor.values:
         raise ValueError(f"Unknown actor {actor!r}.")
     _refuse_private(data)
-    developer_id = developer if isinstance(developer, int) else developer.pk
+    account_id = account if isinstance(account, int) else account.pk
     event = Event.objects.create(
-        developer_id=developer_id, type=type, mode=mode, actor_type=actor, data=data
+        account_id=account_id, type=type, mode=mode, actor_type=actor, data=data
     )
     event_deliveries_schedule(event)
     return event

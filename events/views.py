@@ -10,40 +10,40 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 
-from accounts.models import ApiKey, Developer
-from accounts.selectors.portal import developer_for_user
+from accounts.models import Account, ApiKey
+from accounts.selectors.portal import account_for_user
 from events.forms import EventFilterForm
 from events.models import EVENT_RETENTION, Event, EventType
-from events.selectors import events_for_developer
+from events.selectors import events_for_account
 
 PAGE_SIZE = 50
 
 
-def _developer(request) -> Developer:
-    developer = developer_for_user(user=request.user)
-    if developer is None:
+def _account(request) -> Account:
+    account = account_for_user(user=request.user)
+    if account is None:
         raise Http404("This account has no developer profile.")
-    return developer
+    return account
 
 
-def _filtered(request, developer: Developer):
-    keys = ApiKey.objects.filter(developer=developer).order_by("-created_at")
+def _filtered(request, account: Account):
+    keys = ApiKey.objects.filter(account=account).order_by("-created_at")
     form = EventFilterForm(request.GET, keys=keys)
     filters = form.filters()
-    return form, filters, events_for_developer(developer_id=developer.pk, **filters)
+    return form, filters, events_for_account(account_id=account.pk, **filters)
 
 
 @never_cache
 @login_required
 def event_list(request):
-    developer = _developer(request)
-    form, filters, events = _filtered(request, developer)
+    account = _account(request)
+    form, filters, events = _filtered(request, account)
     page = Paginator(events, PAGE_SIZE).get_page(request.GET.get("page"))
     return render(
         request,
         "events/event_list.html",
         {
-            "developer": developer,
+            "developer": account,
             "form": form,
             "page": page,
             "rows": [(event, event_summary(event)) for event in page.object_list],
@@ -56,8 +56,8 @@ def event_list(request):
 @login_required
 def event_list_csv(request):
     """Every event the page's filters select (not only its page), as a CSV file."""
-    developer = _developer(request)
-    _, _, events = _filtered(request, developer)
+    account = _account(request)
+    _, _, events = _filtered(request, account)
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="phoneintel-events.csv"'
     writer = csv.writer(response)

@@ -19,12 +19,12 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 @admin.register(WebhookEndpoint)
 class WebhookEndpointAdmin(ReadOnlyAdmin):
-    list_display = ["id", "url", "developer", "enabled", "failing_since", "created_at"]
+    list_display = ["id", "url", "account", "enabled", "failing_since", "created_at"]
     list_filter = ["enabled"]
-    search_fields = ["url", "developer__user__email"]
-    list_select_related = ["developer__user"]
+    search_fields = ["url", "account__user__email"]
+    list_select_related = ["account__user"]
     fields = [
-        "developer",
+        "account",
         "url",
         "event_types",
         "enabled",

@@ -53,7 +53,7 @@ Outcome = WebhookAttempt.Outcome
 
 
 def event_fan_out(
-    *, event_id: str, developer_id: int, event_type: str, endpoint_id: int | None, now: datetime
+    *, event_id: str, account_id: int, event_type: str, endpoint_id: int | None, now: datetime
 ) -> list[int]:
     """One delivery per enabled endpoint of the developer that wants this type (a
     `webhook.test` event: only the endpoint it was sent to). Returns the new deliveries'
@@ -66,7 +66,7 @@ def event_fan_out(
             INSERT INTO {delivery}
                 (event_id, endpoint_id, status, attempts, next_attempt_at, created_at)
             SELECT %(event)s, e.id, 'pending', 0, %(now)s, %(now)s FROM {endpoint} e
-            WHERE e.developer_id = %(developer)s AND e.enabled
+            WHERE e.account_id = %(account)s AND e.enabled
               AND CASE WHEN %(endpoint)s::bigint IS NULL
                        THEN cardinality(e.event_types) = 0 OR %(type)s = ANY(e.event_types)
                        ELSE e.id = %(endpoint)s::bigint END
@@ -75,7 +75,7 @@ def event_fan_out(
             """,  # noqa: S608 (table names from the models; every value is a parameter)
             {
                 "event": event_id,
-                "developer": developer_id,
+                "account": account_id,
                 "type": event_type,
                 "endpoint": endpoint_id,
                 "now": now,
@@ -264,7 +264,7 @@ def _endpoint_failed(endpoint: WebhookEndpoint, *, now: datetime) -> None:
     if disabled:
         logger.warning("webhook endpoint %s disabled after failing for 3 days", endpoint.pk)
         email_queue(
-            to=endpoint.developer.user.email,
+            to=endpoint.account.user.email,
             template="webhook_disabled",
             context={
                 "endpoint": endpoint,

@@ -11,8 +11,8 @@ from django.utils import timezone
 
 
 class WebhookEndpoint(models.Model):
-    developer = models.ForeignKey(
-        "accounts.Developer", on_delete=models.CASCADE, related_name="webhook_endpoints"
+    account = models.ForeignKey(
+        "accounts.Account", on_delete=models.CASCADE, related_name="webhook_endpoints"
     )
     url = models.URLField(max_length=2048)
     # Empty: every event type, those added later included.

@@ -16,7 +16,7 @@ def event_deliveries_schedule(event) -> None:
     emitting request no PostgreSQL round trip, and one Redis command after the commit."""
     kwargs = {
         "event_id": event.pk,
-        "developer_id": event.developer_id,
+        "account_id": event.account_id,
         "event_type": event.type,
         "endpoint_id": event.data.get("endpointId") if event.type == "webhook.test" else None,
     }

@@ -1,17 +1,17 @@
 """Reads for the portal and the command: a developer's endpoints and their delivery log."""
 
-from accounts.models import Developer
+from accounts.models import Account
 from webhooks.models import WebhookAttempt, WebhookEndpoint
 
 LOG_LENGTH = 50
 
 
-def developer_endpoints(*, developer: Developer) -> list[WebhookEndpoint]:
-    return list(WebhookEndpoint.objects.filter(developer=developer))
+def account_endpoints(*, account: Account) -> list[WebhookEndpoint]:
+    return list(WebhookEndpoint.objects.filter(account=account))
 
 
-def developer_endpoint(*, developer: Developer, endpoint_id: int) -> WebhookEndpoint | None:
-    return WebhookEndpoint.objects.filter(developer=developer, pk=endpoint_id).first()
+def account_endpoint(*, account: Account, endpoint_id: int) -> WebhookEndpoint | None:
+    return WebhookEndpoint.objects.filter(account=account, pk=endpoint_id).first()
 
 
 def endpoint_attempts(*, endpoint: WebhookEndpoint, limit: int = LOG_LENGTH):

@@ -5,7 +5,7 @@ from datetime import datetime, timedelta
 
 from django.db import transaction
 
-from accounts.models import Developer
+from accounts.models import Account
 from events.models import Actor, Event, EventType
 from events.services import event_emit
 from webhooks.crypto import secret_decrypt, secret_encrypt, secret_generate
@@ -31,7 +31,7 @@ def _check_event_types(event_types: list[str]) -> list[str]:
 
 @transaction.atomic
 def webhook_endpoint_create(
-    *, developer: Developer, url: str, event_types: list[str], enabled: bool = True
+    *, account: Account, url: str, event_types: list[str], enabled: bool = True
 ) -> tuple[WebhookEndpoint, str]:
     """Creates an endpoint; returns it with its signing secret, which is shown once.
 
@@ -39,7 +39,7 @@ def webhook_endpoint_create(
     SSRF guard refuses (webhooks/ssrf.py), unknown event types, or a developer at the
     limit of endpoints.
     """
-    if developer.access in (Developer.Access.REJECTED, Developer.Access.SUSPENDED):
+    if account.access in (Account.Access.REJECTED, Account.Access.SUSPENDED):
         raise WebhookRefused("Your access does not allow webhook endpoints.")
     try:
         webhook_target(url)
@@ -47,12 +47,12 @@ def webhook_endpoint_create(
         raise WebhookRefused(str(refused)) from None
     types = _check_event_types(event_types)
     # Locked so that two racing creations cannot both pass the count.
-    Developer.objects.select_for_update().filter(pk=developer.pk).first()
-    if WebhookEndpoint.objects.filter(developer=developer).count() >= MAX_ENDPOINTS:
+    Account.objects.select_for_update().filter(pk=account.pk).first()
+    if WebhookEndpoint.objects.filter(account=account).count() >= MAX_ENDPOINTS:
         raise WebhookRefused(f"An account may have at most {MAX_ENDPOINTS} webhook endpoints.")
     secret = secret_generate()
     endpoint = WebhookEndpoint.objects.create(
-        developer=developer,
+        account=account,
         url=url,
         event_types=types,
         enabled=enabled,
@@ -101,7 +101,7 @@ def webhook_test_send(*, endpoint: WebhookEndpoint, actor: str = Actor.DEVELOPER
     """Emits a `webhook.test` event that is delivered to this endpoint alone (whatever types
     it takes), like any event: after commit, by a worker."""
     return event_emit(
-        developer=endpoint.developer_id,
+        account=endpoint.account_id,
         type=EventType.WEBHOOK_TEST,
         mode=Event.Mode.TEST,
         actor=actor,

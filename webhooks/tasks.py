@@ -14,12 +14,12 @@ from webhooks.queue import deliveries_queue
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def fan_out_event(
-    *, event_id: str, developer_id: int, event_type: str, endpoint_id: int | None = None
+    *, event_id: str, account_id: int, event_type: str, endpoint_id: int | None = None
 ) -> int:
     """After an event commits: one delivery per endpoint that wants it, each queued."""
     ids = event_fan_out(
         event_id=event_id,
-        developer_id=developer_id,
+        account_id=account_id,
         event_type=event_type,
         endpoint_id=endpoint_id,
         now=timezone.now(),

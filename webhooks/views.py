@@ -13,12 +13,12 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from accounts.models import Developer
+from accounts.models import Account
 from accounts.reauth import recent_authentication_required
-from accounts.selectors.portal import developer_for_user
+from accounts.selectors.portal import account_for_user
 from webhooks.forms import WebhookEndpointForm
 from webhooks.models import WebhookEndpoint
-from webhooks.selectors import developer_endpoint, developer_endpoints, endpoint_attempts
+from webhooks.selectors import account_endpoint, account_endpoints, endpoint_attempts
 from webhooks.services import (
     ROTATION_OVERLAP,
     WebhookRefused,
@@ -34,24 +34,24 @@ from webhooks.services import (
 _SHOWABLE = "webhook_secret_to_show"
 
 
-def _developer(request) -> Developer:
-    developer = developer_for_user(user=request.user)
-    if developer is None:
+def _account(request) -> Account:
+    account = account_for_user(user=request.user)
+    if account is None:
         raise Http404("This account has no developer profile.")
-    return developer
+    return account
 
 
 def _own_endpoint(request, endpoint_id: int) -> WebhookEndpoint:
-    endpoint = developer_endpoint(developer=_developer(request), endpoint_id=endpoint_id)
+    endpoint = account_endpoint(account=_account(request), endpoint_id=endpoint_id)
     if endpoint is None:
         raise Http404("No such webhook endpoint.")
     return endpoint
 
 
-def _list(request, developer, *, form=None, status=200):
+def _list(request, account, *, form=None, status=200):
     context = {
-        "developer": developer,
-        "endpoints": developer_endpoints(developer=developer) if developer else [],
+        "developer": account,
+        "endpoints": account_endpoints(account=account) if account else [],
         "form": form or WebhookEndpointForm(),
     }
     return render(request, "webhooks/list.html", context, status=status)
@@ -69,7 +69,7 @@ def _show_secret_once(request, endpoint: WebhookEndpoint):
 @login_required
 @require_GET
 def webhook_list(request):
-    return _list(request, developer_for_user(user=request.user))
+    return _list(request, account_for_user(user=request.user))
 
 
 @never_cache
@@ -77,12 +77,12 @@ def webhook_list(request):
 @require_POST
 @recent_authentication_required(return_to="webhooks:list")
 def webhook_create(request):
-    developer = _developer(request)
+    account = _account(request)
     form = WebhookEndpointForm(request.POST)
     if form.is_valid():
         try:
             endpoint, _ = webhook_endpoint_create(
-                developer=developer,
+                account=account,
                 url=form.cleaned_data["url"],
                 event_types=form.cleaned_data["event_types"],
                 enabled=form.cleaned_data["enabled"],
@@ -91,7 +91,7 @@ def webhook_create(request):
             form.add_error("url", str(refused))
         else:
             return _show_secret_once(request, endpoint)
-    return _list(request, developer, form=form)
+    return _list(request, account, form=form)
 
 
 @never_cache

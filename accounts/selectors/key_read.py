@@ -6,9 +6,9 @@ from datetime import datetime
 from typing import NamedTuple
 
 from accounts.models import (
+    Account,
+    AccountMonthlyUsage,
     ApiKey,
-    Developer,
-    DeveloperMonthlyUsage,
     MonthlyUsage,
     key_status,
     key_usable,
@@ -28,7 +28,7 @@ class AuthenticatedKey:
     model, its developer and their user: a request needs none of their behaviour."""
 
     pk: int
-    developer_id: int
+    account_id: int
     name: str
     prefix: str
     created_at: datetime
@@ -56,7 +56,7 @@ class _KeyRow(NamedTuple):
     """`_KEY_READ_SQL`'s row, by column name."""
 
     id: int
-    developer_id: int
+    account_id: int
     name: str
     prefix: str
     created_at: datetime
@@ -82,7 +82,7 @@ class _KeyRow(NamedTuple):
 # Plain SQL: every API request with a key runs it, first. The key is found by its hash; its
 # month's usage is its lineage's (a rolled key continues its predecessor's).
 _KEY_READ_SQL = f"""
-    SELECT k.id, k.developer_id, k.name, k.prefix, k.created_at, k.expires_at,
+    SELECT k.id, k.account_id, k.name, k.prefix, k.created_at, k.expires_at,
            k.last_used_at, k.monthly_quota, k.rate_limit, k.mode,
            COALESCE(k.lineage_id, k.id) AS lineage_id, k.revoked_at IS NOT NULL AS revoked,
            k.is_active, d.access, COALESCE(m.units_used, 0) AS units_used,
@@ -90,11 +90,11 @@ _KEY_READ_SQL = f"""
            COALESCE(du.units_used, 0) AS allowance_used, {PAUSES_SQL},
            k.products, k.allowed_ips
     FROM {ApiKey._meta.db_table} k
-    JOIN {Developer._meta.db_table} d ON d.id = k.developer_id
+    JOIN {Account._meta.db_table} d ON d.id = k.account_id
     LEFT JOIN {MonthlyUsage._meta.db_table} m
         ON m.api_key_id = COALESCE(k.lineage_id, k.id) AND m.period = %(period)s
-    LEFT JOIN {DeveloperMonthlyUsage._meta.db_table} du
-        ON du.developer_id = k.developer_id AND du.period = %(period)s
+    LEFT JOIN {AccountMonthlyUsage._meta.db_table} du
+        ON du.account_id = k.account_id AND du.period = %(period)s
     WHERE k.key_hash = %(key_hash)s
 """  # noqa: S608  (table names are ours; values are parameters)
 
@@ -108,7 +108,7 @@ def api_key_read(*, key_hash: str, now: datetime) -> AuthenticatedKey | None:
         return None
     return AuthenticatedKey(
         pk=row.id,
-        developer_id=row.developer_id,
+        account_id=row.account_id,
         name=row.name,
         prefix=row.prefix,
         created_at=row.created_at,

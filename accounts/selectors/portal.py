@@ -6,15 +6,15 @@ from datetime import UTC, date, datetime, timedelta
 
 from django.db.models import Sum
 
-from accounts.models import ApiKey, DailyUsage, Developer, MonthlyUsage, month_start
+from accounts.models import Account, ApiKey, DailyUsage, MonthlyUsage, month_start
 from accounts.selectors.usage import UsageSummary, month_end
 from catalog.selectors import catalog_products
 
 
-def developer_for_user(*, user) -> Developer | None:
+def account_for_user(*, user) -> Account | None:
     if not user.is_authenticated:
         return None
-    return Developer.objects.filter(user=user).select_related("user").first()
+    return Account.objects.filter(user=user).select_related("user").first()
 
 
 EXPIRY_WARNING_DAYS = 14
@@ -50,12 +50,12 @@ class KeyRow:
         return self.status != ApiKey.Status.REVOKED
 
 
-def developer_keys(*, developer: Developer, now: datetime) -> list[KeyRow]:
+def account_keys(*, account: Account, now: datetime) -> list[KeyRow]:
     """The developer's keys, newest first, each with its usage this UTC month."""
     period = month_start(now)
-    keys = ApiKey.objects.filter(developer=developer).order_by("-created_at", "-pk")
+    keys = ApiKey.objects.filter(account=account).order_by("-created_at", "-pk")
     used = dict(
-        MonthlyUsage.objects.filter(api_key__developer=developer, period=period).values_list(
+        MonthlyUsage.objects.filter(api_key__account=account, period=period).values_list(
             "api_key_id", "units_used"
         )
     )
@@ -65,7 +65,7 @@ def developer_keys(*, developer: Developer, now: datetime) -> list[KeyRow]:
     successors = {key.rolled_from_id: key for key in keys if key.rolled_from_id is not None}
     rows = []
     for key in keys:
-        key.developer = developer
+        key.account = account
         if key.rolled_from_id is not None:
             key.rolled_from = by_pk[key.rolled_from_id]
         usage = UsageSummary(
@@ -85,11 +85,11 @@ def developer_keys(*, developer: Developer, now: datetime) -> list[KeyRow]:
     return rows
 
 
-def developer_key(*, developer: Developer, key_id: int) -> ApiKey | None:
+def account_key(*, account: Account, key_id: int) -> ApiKey | None:
     """The developer's own key, or None: another developer's key does not exist for them."""
-    key = ApiKey.objects.filter(developer=developer, pk=key_id).first()
+    key = ApiKey.objects.filter(account=account, pk=key_id).first()
     if key is not None:
-        key.developer = developer
+        key.account = account
     return key
 
 
@@ -131,7 +131,7 @@ class DayByProduct:
 
 
 @dataclass(frozen=True)
-class DeveloperUsage:
+class AccountUsage:
     period: date
     keys: list[KeyMonth]
     days: list[tuple[date, int]]
@@ -157,19 +157,17 @@ class DeveloperUsage:
         return UsageSummary(period=self.period, units_used=0, units_quota=0).resets_at
 
 
-def developer_usage(
-    *, developer: Developer, now: datetime, key: ApiKey | None = None
-) -> DeveloperUsage:
+def account_usage(*, account: Account, now: datetime, key: ApiKey | None = None) -> AccountUsage:
     """This UTC month per key, per product and per day (and per day and product), and the
     months before. The per-key numbers are read exactly as `/v1/data/account` reads them
     (MonthlyUsage against the key's quota), the per-product ones from the same rows. The
     days are the live keys' together, or one `key`'s (a test key's too)."""
     days_of = {"api_key": key} if key else {"api_key__mode": ApiKey.Mode.LIVE}
     period = month_start(now)
-    keys = {key.pk: key for key in ApiKey.objects.filter(developer=developer).order_by("pk")}
+    keys = {key.pk: key for key in ApiKey.objects.filter(account=account).order_by("pk")}
     for key in keys.values():
-        key.developer = developer
-    monthly = MonthlyUsage.objects.filter(api_key__developer=developer)
+        key.account = account
+    monthly = MonthlyUsage.objects.filter(api_key__account=account)
     this_month = {
         key_id: (used, split)
         for key_id, used, split in monthly.filter(period=period).values_list(
@@ -206,7 +204,7 @@ def developer_usage(
         if unsplit > 0:
             per_product[""] = per_product.get("", 0) + unsplit
     daily = (
-        DailyUsage.objects.filter(api_key__developer=developer, day__gte=period, **days_of)
+        DailyUsage.objects.filter(api_key__account=account, day__gte=period, **days_of)
         .values("day", "product")
         .annotate(units=Sum("units_used"))
         .values_list("day", "product", "units")
@@ -232,7 +230,7 @@ def developer_usage(
         PastMonth(period=row.period, key=keys[row.api_key_id], units_used=row.units_used)
         for row in monthly.filter(period__lt=period).order_by("-period", "api_key_id")
     ]
-    return DeveloperUsage(
+    return AccountUsage(
         period=period,
         keys=rows,
         days=days,
@@ -264,11 +262,11 @@ class UsageLine:
     units: int
 
 
-def developer_usage_lines(*, developer: Developer, period: date) -> list[UsageLine]:
+def account_usage_lines(*, account: Account, period: date) -> list[UsageLine]:
     """The month of `period` per day, key and product, live and test keys alike."""
-    keys = {key.pk: key for key in ApiKey.objects.filter(developer=developer)}
+    keys = {key.pk: key for key in ApiKey.objects.filter(account=account)}
     rows = DailyUsage.objects.filter(
-        api_key__developer=developer, day__gte=period, day__lt=month_end(period).date()
+        api_key__account=account, day__gte=period, day__lt=month_end(period).date()
     ).order_by("day", "api_key_id", "product")
     return [
         UsageLine(day=row.day, key=keys[row.api_key_id], product=row.product, units=row.units_used)

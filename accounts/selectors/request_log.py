@@ -11,7 +11,7 @@ STATUS_CLASSES = {"2xx": (200, 299), "4xx": (400, 499), "429": (429, 429), "5xx"
 
 def request_log_for(
     *,
-    developer_id: int,
+    account_id: int,
     now: datetime,
     api_key_id: int | None = None,
     status_class: str | None = None,
@@ -19,7 +19,7 @@ def request_log_for(
     request_id: str | None = None,
 ):
     """A developer's requests of the last 30 days, newest first, filtered as asked."""
-    entries = RequestLogEntry.objects.filter(developer_id=developer_id, time__gte=now - RETENTION)
+    entries = RequestLogEntry.objects.filter(account_id=account_id, time__gte=now - RETENTION)
     if api_key_id is not None:
         entries = entries.filter(api_key_id=api_key_id)
     if status_class:

@@ -11,7 +11,7 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 
 from accounts.emails import email_queue, site_link
-from accounts.models import Developer, SignupLink, User
+from accounts.models import Account, SignupLink, User
 from events.models import EventType
 from events.services import event_emit
 
@@ -28,37 +28,37 @@ def _normalized(email: str) -> str:
 
 
 @transaction.atomic
-def developer_get_or_create_approved(*, email: str, actor: str) -> Developer:
+def account_get_or_create_approved(*, email: str, actor: str) -> Account:
     email = _normalized(email)
     user = User.objects.filter(email=email).first()
     if user is None:
         # No password yet: the developer sets one through the portal's sign-up link.
         user = User.objects.create_user(email=email, password=None)
-    developer, created = Developer.objects.get_or_create(
-        user=user, defaults={"access": Developer.Access.APPROVED}
+    account, created = Account.objects.get_or_create(
+        user=user, defaults={"access": Account.Access.APPROVED}
     )
     if created:
-        _access_event(developer, EventType.ACCESS_APPROVED, actor=actor, previous=None)
-    return developer
+        _access_event(account, EventType.ACCESS_APPROVED, actor=actor, previous=None)
+    return account
 
 
-def _access_event(developer: Developer, type: str, *, actor: str, previous: str | None) -> None:
+def _access_event(account: Account, type: str, *, actor: str, previous: str | None) -> None:
     """Access is the account's, not a key's: its events are live ones (a live key reads
     them; a suspended developer's keys read nothing)."""
     event_emit(
-        developer=developer,
+        account=account,
         type=type,
         mode="live",
         actor=actor,
-        data={"access": developer.access, "previousAccess": previous},
+        data={"access": account.access, "previousAccess": previous},
     )
 
 
-def developer_set_allowance(*, developer: Developer, monthly_allowance: int) -> Developer:
+def account_set_allowance(*, account: Account, monthly_allowance: int) -> Account:
     """Sets the developer's monthly allowance of live units; the next charge holds to it."""
-    developer.monthly_allowance = monthly_allowance
-    developer.save(update_fields=["monthly_allowance"])
-    return developer
+    account.monthly_allowance = monthly_allowance
+    account.save(update_fields=["monthly_allowance"])
+    return account
 
 
 @transaction.atomic
@@ -76,7 +76,7 @@ def access_request_submit(
     try:
         with transaction.atomic():
             user = User.objects.create_user(email=email, password=None, first_name=name[:150])
-            developer = Developer.objects.create(
+            account = Account.objects.create(
                 user=user, name=name, company=company, intended_use=intended_use
             )
     except IntegrityError:  # the address exists (perhaps from a request a moment ago)
@@ -84,7 +84,7 @@ def access_request_submit(
         # shoulder says no more than the page did.
         email_queue(to=email, template="access_request_known", context={"name": name})
         return
-    _, signup_url = signup_link_issue(developer=developer, created_by=None, now=now)
+    _, signup_url = signup_link_issue(account=account, created_by=None, now=now)
     email_queue(
         to=email,
         template="access_request_received",
@@ -95,51 +95,49 @@ def access_request_submit(
 @transaction.atomic
 def access_request_approve(
     *,
-    developer: Developer,
+    account: Account,
     monthly_quota: int | None,
     reviewer: User | None,
     now: datetime,
     actor: str,
 ) -> bool:
     """Approves a pending or rejected request and emails the way in; False for any other."""
-    developer = Developer.objects.select_for_update().select_related("user").get(pk=developer.pk)
-    if developer.access not in (Developer.Access.PENDING, Developer.Access.REJECTED):
+    account = Account.objects.select_for_update().select_related("user").get(pk=account.pk)
+    if account.access not in (Account.Access.PENDING, Account.Access.REJECTED):
         return False
-    previous = developer.access
-    developer.access = Developer.Access.APPROVED
-    developer.reviewed_at = now
+    previous = account.access
+    account.access = Account.Access.APPROVED
+    account.reviewed_at = now
     if monthly_quota is not None:
-        developer.monthly_quota = monthly_quota
-    developer.save(update_fields=["access", "reviewed_at", "monthly_quota"])
-    _access_event(developer, EventType.ACCESS_APPROVED, actor=actor, previous=previous)
-    context = {"developer": developer}
-    if developer.user.has_usable_password():
-        email_queue(to=developer.user.email, template="access_approved_sign_in", context=context)
+        account.monthly_quota = monthly_quota
+    account.save(update_fields=["access", "reviewed_at", "monthly_quota"])
+    _access_event(account, EventType.ACCESS_APPROVED, actor=actor, previous=previous)
+    context = {"developer": account}
+    if account.user.has_usable_password():
+        email_queue(to=account.user.email, template="access_approved_sign_in", context=context)
     else:
-        _, context["signup_url"] = signup_link_issue(
-            developer=developer, created_by=reviewer, now=now
-        )
-        email_queue(to=developer.user.email, template="access_approved", context=context)
+        _, context["signup_url"] = signup_link_issue(account=account, created_by=reviewer, now=now)
+        email_queue(to=account.user.email, template="access_approved", context=context)
     return True
 
 
 @transaction.atomic
-def access_request_reject(*, developer: Developer, now: datetime) -> bool:
+def access_request_reject(*, account: Account, now: datetime) -> bool:
     """Rejects a pending request (its test keys stop working). False if it was not pending."""
-    developer = Developer.objects.select_for_update().select_related("user").get(pk=developer.pk)
-    if developer.access != Developer.Access.PENDING:
+    account = Account.objects.select_for_update().select_related("user").get(pk=account.pk)
+    if account.access != Account.Access.PENDING:
         return False
-    developer.access = Developer.Access.REJECTED
-    developer.reviewed_at = now
-    developer.save(update_fields=["access", "reviewed_at"])
+    account.access = Account.Access.REJECTED
+    account.reviewed_at = now
+    account.save(update_fields=["access", "reviewed_at"])
     # The request's sign-up link led to test keys, which a rejection ends: spent unused.
-    SignupLink.objects.filter(developer=developer, used_at__isnull=True).update(used_at=now)
-    email_queue(to=developer.user.email, template="access_rejected", context={})
+    SignupLink.objects.filter(account=account, used_at__isnull=True).update(used_at=now)
+    email_queue(to=account.user.email, template="access_rejected", context={})
     return True
 
 
 @transaction.atomic
-def developer_invite(
+def account_invite(
     *,
     email: str,
     name: str,
@@ -156,51 +154,51 @@ def developer_invite(
         raise InviteNotNeeded(f"{email} already has an account; it can sign in.")
     if user is None:
         user = User.objects.create_user(email=email, password=None, first_name=name[:150])
-    developer, created = Developer.objects.get_or_create(user=user)
-    previous = None if created else developer.access
-    developer.access = Developer.Access.APPROVED
-    developer.reviewed_at = now
-    developer.name = name or developer.name
-    developer.company = company or developer.company
+    account, created = Account.objects.get_or_create(user=user)
+    previous = None if created else account.access
+    account.access = Account.Access.APPROVED
+    account.reviewed_at = now
+    account.name = name or account.name
+    account.company = company or account.company
     if monthly_quota is not None:
-        developer.monthly_quota = monthly_quota
-    developer.save()
-    if previous != Developer.Access.APPROVED:
-        _access_event(developer, EventType.ACCESS_APPROVED, actor=actor, previous=previous)
-    link, signup_url = signup_link_issue(developer=developer, created_by=invited_by, now=now)
+        account.monthly_quota = monthly_quota
+    account.save()
+    if previous != Account.Access.APPROVED:
+        _access_event(account, EventType.ACCESS_APPROVED, actor=actor, previous=previous)
+    link, signup_url = signup_link_issue(account=account, created_by=invited_by, now=now)
     email_queue(
         to=email,
         template="invitation",
-        context={"developer": developer, "signup_url": signup_url},
+        context={"developer": account, "signup_url": signup_url},
     )
     return link
 
 
 @transaction.atomic
-def developer_suspend(*, developer: Developer, now: datetime, actor: str) -> bool:
+def account_suspend(*, account: Account, now: datetime, actor: str) -> bool:
     """Every key of the developer answers 401 inactive_api_key from the next request on:
     authentication reads the owner's access with the key, in the same query."""
-    changed = Developer.objects.filter(pk=developer.pk, access=Developer.Access.APPROVED).update(
-        access=Developer.Access.SUSPENDED, reviewed_at=now
+    changed = Account.objects.filter(pk=account.pk, access=Account.Access.APPROVED).update(
+        access=Account.Access.SUSPENDED, reviewed_at=now
     )
     if changed:
-        developer.access = Developer.Access.SUSPENDED
+        account.access = Account.Access.SUSPENDED
         _access_event(
-            developer, EventType.ACCESS_SUSPENDED, actor=actor, previous=Developer.Access.APPROVED
+            account, EventType.ACCESS_SUSPENDED, actor=actor, previous=Account.Access.APPROVED
         )
     return bool(changed)
 
 
 @transaction.atomic
-def developer_reactivate(*, developer: Developer, now: datetime, actor: str) -> bool:
+def account_reactivate(*, account: Account, now: datetime, actor: str) -> bool:
     """Approves a suspended developer again: recorded as `access.approved`."""
-    changed = Developer.objects.filter(pk=developer.pk, access=Developer.Access.SUSPENDED).update(
-        access=Developer.Access.APPROVED, reviewed_at=now
+    changed = Account.objects.filter(pk=account.pk, access=Account.Access.SUSPENDED).update(
+        access=Account.Access.APPROVED, reviewed_at=now
     )
     if changed:
-        developer.access = Developer.Access.APPROVED
+        account.access = Account.Access.APPROVED
         _access_event(
-            developer, EventType.ACCESS_APPROVED, actor=actor, previous=Developer.Access.SUSPENDED
+            account, EventType.ACCESS_APPROVED, actor=actor, previous=Account.Access.SUSPENDED
         )
     return bool(changed)
 
@@ -211,13 +209,13 @@ def _secret_hash(secret: str) -> str:
 
 
 def signup_link_issue(
-    *, developer: Developer, created_by: User | None, now: datetime
+    *, account: Account, created_by: User | None, now: datetime
 ) -> tuple[SignupLink, str]:
     """Stores a new link's hash; returns it with the link, which exists nowhere else."""
     secret = secrets.token_urlsafe(32)
     link = SignupLink.objects.create(
-        developer=developer,
-        email=developer.user.email,
+        account=account,
+        email=account.user.email,
         secret_hash=_secret_hash(secret),
         created_at=now,
         expires_at=now + SIGNUP_LINK_LIFETIME,
@@ -235,7 +233,7 @@ def signup_link_find(*, token: str, now: datetime, lock: bool = False) -> Signup
         )
     except (signing.BadSignature, ValueError, TypeError):
         return None
-    links = SignupLink.objects.select_related("developer__user")
+    links = SignupLink.objects.select_related("account__user")
     if lock:
         links = links.select_for_update(of=("self",))
     link = links.filter(pk=link_id).first()
@@ -254,10 +252,10 @@ def signup_complete(*, token: str, password: str, now: datetime) -> User | None:
     link = signup_link_find(token=token, now=now, lock=True)
     if link is None:
         return None
-    user = link.developer.user
+    user = link.account.user
     user.set_password(password)
     user.save(update_fields=["password"])
-    SignupLink.objects.filter(developer=link.developer, used_at__isnull=True).update(used_at=now)
+    SignupLink.objects.filter(account=link.account, used_at__isnull=True).update(used_at=now)
     return user
 
 

@@ -45,9 +45,7 @@ def quota_alerts_queue(
     )
     highest = thresholds[-1]
     owner_email = (
-        User.objects.filter(developer__pk=api_key.developer_id)
-        .values_list("email", flat=True)
-        .get()
+        User.objects.filter(account__pk=api_key.account_id).values_list("email", flat=True).get()
     )
     email_queue(
         to=owner_email,
@@ -85,7 +83,7 @@ def _threshold_events(
     and `limit_field` names its limit (a key's quota, the developer's allowance)."""
     for threshold in sorted(thresholds):
         event_emit(
-            developer=api_key.developer_id,
+            account=api_key.account_id,
             type=type,
             mode=api_key.mode,
             actor=Actor.SYSTEM,

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from accounts import crypto
 from accounts.emails import email_queue
-from accounts.models import KEY_LIFETIME, ApiKey, Developer, KeyExpiryNotice, key_usable
+from accounts.models import KEY_LIFETIME, Account, ApiKey, KeyExpiryNotice, key_usable
 from accounts.restrictions import restrictions_clean
 from accounts.selectors.key_read import AuthenticatedKey, api_key_read
 from accounts.selectors.usage import iso_utc
@@ -56,7 +56,7 @@ class KeyNotAllowed(Exception):
 
 def api_key_create(
     *,
-    developer: Developer,
+    account: Account,
     name: str = "Default key",
     monthly_quota: int | None = None,
     rate_limit: str | None = None,
@@ -89,7 +89,7 @@ def api_key_create(
         try:
             with transaction.atomic():
                 key = ApiKey.objects.create(
-                    developer=developer,
+                    account=account,
                     name=name,
                     prefix=crypto.display_prefix(raw),
                     key_hash=crypto.hash_key(raw, settings.API_KEY_SECRET),
@@ -105,7 +105,7 @@ def api_key_create(
                 )
                 if rolled_from is None:
                     event_emit(
-                        developer=developer,
+                        account=account,
                         type=EventType.KEY_CREATED,
                         mode=mode,
                         actor=actor,
@@ -138,7 +138,7 @@ def api_key_revoke(*, api_key: ApiKey, actor: str) -> ApiKey:
     if ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=now):
         api_key.revoked_at = now
         event_emit(
-            developer=api_key.developer_id,
+            account=api_key.account_id,
             type=EventType.KEY_REVOKED,
             mode=api_key.mode,
             actor=actor,
@@ -177,7 +177,7 @@ def api_key_restrict(
     api_key.allowed_ips = allowed_ips
     api_key.save(update_fields=["products", "allowed_ips"])
     event_emit(
-        developer=api_key.developer_id,
+        account=api_key.account_id,
         type=EventType.KEY_RESTRICTED,
         mode=api_key.mode,
         actor=actor,
@@ -233,9 +233,9 @@ def api_key_touch(*, api_key_id: int, now: datetime) -> None:
 
 
 @transaction.atomic
-def developer_key_create(
+def account_key_create(
     *,
-    developer: Developer,
+    account: Account,
     name: str,
     mode: str = ApiKey.Mode.LIVE,
     products: Sequence[str] | None = None,
@@ -246,23 +246,23 @@ def developer_key_create(
     approved developers only, test keys for any developer who may use them
     (`accounts.models.key_usable`)."""
     # The developer's row is locked so that two tabs creating keys at once both count.
-    developer = Developer.objects.select_for_update().get(pk=developer.pk)
-    if not key_usable(is_active=True, access=developer.access, mode=mode):
-        access = developer.get_access_display().lower()
-        if mode == ApiKey.Mode.LIVE and developer.access == Developer.Access.PENDING:
+    account = Account.objects.select_for_update().get(pk=account.pk)
+    if not key_usable(is_active=True, access=account.access, mode=mode):
+        access = account.get_access_display().lower()
+        if mode == ApiKey.Mode.LIVE and account.access == Account.Access.PENDING:
             raise KeyNotAllowed(
                 "Live keys come once staff approve your access; test keys work now."
             )
         raise KeyNotAllowed(f"Your access is {access}: you cannot create keys.")
     now = timezone.now()
-    held = developer.api_keys.held(now).filter(mode=mode)
+    held = account.api_keys.held(now).filter(mode=mode)
     if (count := held.count()) >= MAX_LIVE_KEYS_PER_DEVELOPER:
         raise KeyNotAllowed(
             f"You have {count} {mode} keys, the most allowed. Revoke one you no longer use."
         )
-    quota = developer.monthly_quota if mode == ApiKey.Mode.LIVE else None
+    quota = account.monthly_quota if mode == ApiKey.Mode.LIVE else None
     return api_key_create(
-        developer=developer,
+        account=account,
         name=name,
         monthly_quota=quota,
         mode=mode,
@@ -279,7 +279,7 @@ def api_key_roll(
     """Issues a successor with the same name, quota, rate limit and restrictions; the old
     key stops at `old_key_expires_at` (now, or up to 24 hours later, never later than it
     would have). Records one `key.rolled` naming both keys."""
-    old = ApiKey.objects.select_for_update().select_related("developer").get(pk=api_key.pk)
+    old = ApiKey.objects.select_for_update().select_related("account").get(pk=api_key.pk)
     if old.status_at(now) != ApiKey.Status.ACTIVE:
         raise KeyNotAllowed(f"Only an active key can be rolled; this one is {old.status_at(now)}.")
     if ApiKey.objects.filter(rolled_from=old).exists():
@@ -287,7 +287,7 @@ def api_key_roll(
     if not now <= old_key_expires_at <= now + ROLL_GRACE_MAX:
         raise KeyNotAllowed("The old key may keep working for at most 24 hours.")
     new, raw = api_key_create(
-        developer=old.developer,
+        account=old.account,
         name=old.name,
         monthly_quota=old.monthly_quota,
         rate_limit=old.rate_limit,
@@ -301,7 +301,7 @@ def api_key_roll(
     # The developer chose when the old key ends: no "expires soon" notice for it.
     KeyExpiryNotice.objects.get_or_create(api_key=old, defaults={"sent_at": now})
     event_emit(
-        developer=old.developer,
+        account=old.account,
         type=EventType.KEY_ROLLED,
         mode=old.mode,
         actor=actor,
@@ -322,29 +322,29 @@ def key_expiry_notices_send(*, now: datetime) -> int:
     """
     keys = list(
         ApiKey.objects.select_for_update(skip_locked=True, of=("self",))
-        .select_related("developer__user")
+        .select_related("account__user")
         .usable(now)
         .filter(expires_at__lte=now + EXPIRY_NOTICE_AHEAD, expiry_notice__isnull=True)
-        .order_by("developer_id", "expires_at")
+        .order_by("account_id", "expires_at")
     )
     noticed = _expiry_notices_insert(keys=keys, now=now)
     keys = [key for key in keys if key.pk in noticed]
-    by_developer: dict[int, list[ApiKey]] = {}
+    by_account: dict[int, list[ApiKey]] = {}
     for key in keys:
         event_emit(
-            developer=key.developer,
+            account=key.account,
             type=EventType.KEY_EXPIRING,
             mode=key.mode,
             actor=Actor.SYSTEM,
             data=_key_data(key) | {"expiresAt": iso_utc(key.expires_at)},
         )
-        by_developer.setdefault(key.developer_id, []).append(key)
-    for developer_keys in by_developer.values():
-        developer = developer_keys[0].developer
+        by_account.setdefault(key.account_id, []).append(key)
+    for account_keys in by_account.values():
+        account = account_keys[0].account
         email_queue(
-            to=developer.user.email,
+            to=account.user.email,
             template="key_expiry",
-            context={"developer": developer, "keys": developer_keys},
+            context={"developer": account, "keys": account_keys},
         )
     return len(keys)
 
@@ -393,7 +393,7 @@ def key_expired_events_record(*, now: datetime) -> int:
     count = 0
     for key in keys:
         event_emit(
-            developer=key.developer_id,
+            account=key.account_id,
             type=EventType.KEY_EXPIRED,
             mode=key.mode,
             actor=Actor.SYSTEM,

@@ -34,9 +34,9 @@ from datetime import UTC, datetime
 from django.db import IntegrityError
 
 from accounts.models import (
+    AccountMonthlyUsage,
     ApiKey,
     DailyUsage,
-    DeveloperMonthlyUsage,
     MonthlyUsage,
     QuotaAlert,
     month_start,
@@ -79,7 +79,7 @@ class QuotaExceeded(Exception):
 
 
 _MONTHLY = MonthlyUsage._meta.db_table
-_DEVELOPER_MONTHLY = DeveloperMonthlyUsage._meta.db_table
+_ACCOUNT_MONTHLY = AccountMonthlyUsage._meta.db_table
 ALLOWANCE_CHECK = "developer_usage_within_allowance"
 _DAILY = DailyUsage._meta.db_table
 _ALERTS = QuotaAlert._meta.db_table
@@ -103,10 +103,10 @@ _CHARGE_SQL = f"""
         RETURNING api_key_id, units_used
     ),
     allowed AS (
-        INSERT INTO {_DEVELOPER_MONTHLY} AS u (developer_id, period, units_used, units_allowed)
-        SELECT %(developer)s, %(period)s, %(units)s, %(allowance)s FROM charged
+        INSERT INTO {_ACCOUNT_MONTHLY} AS u (account_id, period, units_used, units_allowed)
+        SELECT %(account)s, %(period)s, %(units)s, %(allowance)s FROM charged
         WHERE %(live)s
-        ON CONFLICT (developer_id, period) DO UPDATE
+        ON CONFLICT (account_id, period) DO UPDATE
             SET units_used = u.units_used + EXCLUDED.units_used,
                 units_allowed = EXCLUDED.units_allowed
         RETURNING units_used, units_allowed
@@ -168,7 +168,7 @@ def charge_units(
         "key": api_key.pk,
         "lineage": api_key.lineage_id,
         "quota": api_key.monthly_quota,
-        "developer": api_key.developer_id,
+        "account": api_key.account_id,
         "allowance": allowance.units_quota if live else 0,
         "live": live,
         "units": units,

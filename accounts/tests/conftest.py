@@ -3,7 +3,7 @@ import re
 import pytest
 from django.test import Client
 
-from accounts.models import Developer, User
+from accounts.models import Account, User
 from conftest import force_login_verified
 from phoneintel.celery import app as celery_app
 
@@ -37,15 +37,15 @@ def sent(mailoutbox, eager_tasks, django_capture_on_commit_callbacks):
 
 
 @pytest.fixture
-def make_developer(db):
+def make_account(db):
     """A developer with a password (signed up already), in the access state asked for."""
     counter = iter(range(1, 10_000))
 
-    def make(email=None, access=Developer.Access.APPROVED, **fields):
+    def make(email=None, access=Account.Access.APPROVED, **fields):
         user = User.objects.create_user(
             email=email or f"portal{next(counter)}@example.test", password=PASSWORD
         )
-        return Developer.objects.create(user=user, access=access, **fields)
+        return Account.objects.create(user=user, access=access, **fields)
 
     return make
 

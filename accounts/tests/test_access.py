@@ -9,7 +9,7 @@ import time_machine
 from django.contrib.admin.models import LogEntry
 from django.utils import timezone
 
-from accounts.models import Developer, SignupLink, User
+from accounts.models import Account, SignupLink, User
 from accounts.tests.conftest import PASSWORD, link_in
 from conftest import force_login_verified
 
@@ -27,10 +27,10 @@ def request_access(client, **changes):
     return client.post("/accounts/request-access/", {**REQUEST, **changes})
 
 
-def approve(staff_client, developer, quota=""):
+def approve(staff_client, account, quota=""):
     return staff_client.post(
         "/admin/accounts/accessrequest/",
-        {"action": "approve", "_selected_action": [developer.pk], "monthly_quota": quota},
+        {"action": "approve", "_selected_action": [account.pk], "monthly_quota": quota},
         follow=True,
     )
 
@@ -40,14 +40,14 @@ def test_a_request_for_access_is_pending_and_acknowledged_by_email(client, sent)
     assert response.status_code == 302
     assert response["Location"] == "/accounts/request-access/sent/"
     assert "We have your request" in client.get(response["Location"]).content.decode()
-    developer = Developer.objects.get()
-    assert (developer.user.email, developer.name, developer.company) == (
+    account = Account.objects.get()
+    assert (account.user.email, account.name, account.company) == (
         "ada@example.test",
         "Ada Lovelace",
         "Engines Ltd",
     )
-    assert developer.access == Developer.Access.PENDING
-    assert not developer.user.has_usable_password()
+    assert account.access == Account.Access.PENDING
+    assert not account.user.has_usable_password()
     [email] = emails
     assert email.to == ["ada@example.test"]
     assert email.subject == "We received your request for phoneintel API access"
@@ -55,7 +55,7 @@ def test_a_request_for_access_is_pending_and_acknowledged_by_email(client, sent)
     # The link is the email's own: only a hash of its secret is stored.
     link = link_in(email)
     stored = SignupLink.objects.get()
-    assert (stored.developer, stored.created_by) == (developer, None)
+    assert (stored.account, stored.created_by) == (account, None)
     assert link.split("/")[-2] not in stored.secret_hash
 
 
@@ -75,33 +75,33 @@ def test_the_request_email_link_signs_a_pending_developer_in_with_test_keys_only
     assert re.search(r'<input type="radio" name="mode" value="test"[^>]*checked', page)
     assert re.search(r'<input type="radio" name="mode" value="live"[^>]*disabled', page)
     assert "Live keys come once staff approve your access." in page
-    developer = Developer.objects.get()
-    assert developer.access == Developer.Access.PENDING
+    account = Account.objects.get()
+    assert account.access == Account.Access.PENDING
     assert User.objects.get(email="ada@example.test").check_password(PASSWORD)
 
     created = client.post("/portal/keys/", {"name": "Sandbox", "mode": "test"})
     assert created.status_code == 302
-    key = developer.api_keys.get()
+    key = account.api_keys.get()
     assert key.mode == "test" and key.prefix.startswith("pi_beta_test_")
     shown = client.get(created["Location"]).content.decode()
     raw = re.search(r'value="(pi_beta_test_[0-9A-Za-z]{38})"', shown)[1]
-    account = client.get("/v1/data/account", **bearer(raw))
-    assert account.status_code == 200 and account.json()["data"]["mode"] == "test"
+    account_read = client.get("/v1/data/account", **bearer(raw))
+    assert account_read.status_code == 200 and account_read.json()["data"]["mode"] == "test"
 
     refused = client.post("/portal/keys/", {"name": "Sneaky", "mode": "live"})
     assert refused.status_code == 403
     assert "Live keys come once staff approve your access; test keys work now." in (
         refused.content.decode()
     )
-    assert list(developer.api_keys.values_list("mode", flat=True)) == ["test"]
+    assert list(account.api_keys.values_list("mode", flat=True)) == ["test"]
 
     # Once used, the link is spent.
     client.post("/accounts/sign-out/")
     assert client.get(path).status_code == 410
 
 
-def test_the_form_says_the_same_for_an_address_that_has_an_account(client, sent, make_developer):
-    known = make_developer(email="known@example.test", company="Known Co")
+def test_the_form_says_the_same_for_an_address_that_has_an_account(client, sent, make_account):
+    known = make_account(email="known@example.test", company="Known Co")
     unknown_answer, _ = sent(lambda: request_access(client, email="new@example.test"))
     known_answer, emails = sent(lambda: request_access(client, email="KNOWN@example.test"))
     assert (known_answer.status_code, known_answer["Location"]) == (
@@ -109,8 +109,8 @@ def test_the_form_says_the_same_for_an_address_that_has_an_account(client, sent,
         unknown_answer["Location"],
     )
     known.refresh_from_db()
-    assert known.company == "Known Co" and known.access == Developer.Access.APPROVED
-    assert Developer.objects.count() == 2
+    assert known.company == "Known Co" and known.access == Account.Access.APPROVED
+    assert Account.objects.count() == 2
     # Only the owner of the address learns that it has an account.
     [email] = emails
     assert email.to == ["known@example.test"]
@@ -133,21 +133,19 @@ def test_request_access_form_errors_and_rate_limit(client):
         client.post("/accounts/request-access/", {"email": f"x{i}"})
     limited = request_access(client)
     assert limited.status_code == 429
-    assert Developer.objects.count() == 0
+    assert Account.objects.count() == 0
 
 
 def test_staff_approve_with_a_quota_and_the_link_signs_the_developer_in(
     client, staff_client, sent, make_key
 ):
     sent(lambda: request_access(client))
-    developer = Developer.objects.get(user__email="ada@example.test")
-    response, emails = sent(lambda: approve(staff_client, developer, quota="250"))
+    account = Account.objects.get(user__email="ada@example.test")
+    response, emails = sent(lambda: approve(staff_client, account, quota="250"))
     assert "Approved 1 request(s)." in response.content.decode()
-    developer.refresh_from_db()
-    assert (developer.access, developer.monthly_quota) == (Developer.Access.APPROVED, 250)
-    assert LogEntry.objects.filter(
-        object_id=str(developer.pk), change_message="Approved, quota 250"
-    )
+    account.refresh_from_db()
+    assert (account.access, account.monthly_quota) == (Account.Access.APPROVED, 250)
+    assert LogEntry.objects.filter(object_id=str(account.pk), change_message="Approved, quota 250")
     [email] = emails
     assert email.to == ["ada@example.test"]
     assert email.subject == "Your phoneintel API access is approved"
@@ -169,7 +167,7 @@ def test_staff_approve_with_a_quota_and_the_link_signs_the_developer_in(
     assert "Access: <strong>Approved</strong>" in page
     # The key created in the portal carries the quota staff chose.
     client.post("/portal/keys/", {"name": "Production"})
-    assert developer.api_keys.get().monthly_quota == 250
+    assert account.api_keys.get().monthly_quota == 250
 
     client.logout()
     again = client.get(path)
@@ -183,8 +181,8 @@ def test_approval_after_a_password_was_set_says_live_keys_are_available(client, 
     _, [request_email] = sent(lambda: request_access(client))
     path = urlsplit(link_in(request_email)).path
     client.post(path, {"new_password1": PASSWORD, "new_password2": PASSWORD})
-    developer = Developer.objects.get()
-    _, [email] = sent(lambda: approve(staff_client, developer))
+    account = Account.objects.get()
+    _, [email] = sent(lambda: approve(staff_client, account))
     assert email.subject == "Your phoneintel API access is approved"
     assert "live keys are now available" in email.body
     assert "/accounts/signup/" not in email.body and "/accounts/sign-in/" in email.body
@@ -193,15 +191,15 @@ def test_approval_after_a_password_was_set_says_live_keys_are_available(client, 
     assert re.search(r'<input type="radio" name="mode" value="live"[^>]*checked', page)
     assert "disabled" not in page
     assert client.post("/portal/keys/", {"name": "Production"}).status_code == 302
-    assert developer.api_keys.get().mode == "live"
+    assert account.api_keys.get().mode == "live"
 
 
 def test_approving_twice_sends_one_link(client, staff_client, sent):
     sent(lambda: request_access(client))
-    developer = Developer.objects.get()
-    sent(lambda: approve(staff_client, developer))
+    account = Account.objects.get()
+    sent(lambda: approve(staff_client, account))
     # Approved developers leave the queue; an approval of the same row changes nothing.
-    response, emails = sent(lambda: approve(staff_client, developer))
+    response, emails = sent(lambda: approve(staff_client, account))
     assert "Approved 0 request(s)." in response.content.decode()
     # One link with the request, one with the approval.
     assert emails == [] and SignupLink.objects.count() == 2
@@ -211,25 +209,25 @@ def test_approving_twice_sends_one_link(client, staff_client, sent):
 
 def test_staff_reject_and_the_developer_is_told(client, staff_client, sent):
     _, [request_email] = sent(lambda: request_access(client))
-    developer = Developer.objects.get()
+    account = Account.objects.get()
     response, emails = sent(
         lambda: staff_client.post(
             "/admin/accounts/accessrequest/",
-            {"action": "reject", "_selected_action": [developer.pk]},
+            {"action": "reject", "_selected_action": [account.pk]},
             follow=True,
         )
     )
     assert "Rejected 1 request(s)." in response.content.decode()
-    developer.refresh_from_db()
-    assert developer.access == Developer.Access.REJECTED
+    account.refresh_from_db()
+    assert account.access == Account.Access.REJECTED
     assert [email.subject for email in emails] == ["Your request for phoneintel API access"]
-    assert LogEntry.objects.filter(object_id=str(developer.pk), change_message="Rejected")
+    assert LogEntry.objects.filter(object_id=str(account.pk), change_message="Rejected")
     # The request's link, which led to test keys, no longer works.
     staff_client.logout()
     assert client.get(urlsplit(link_in(request_email)).path).status_code == 410
 
 
-def test_staff_invite_an_address_directly(staff_client, client, sent, make_developer):
+def test_staff_invite_an_address_directly(staff_client, client, sent, make_account):
     response, emails = sent(
         lambda: staff_client.post(
             "/admin/accounts/signuplink/invite/",
@@ -238,8 +236,8 @@ def test_staff_invite_an_address_directly(staff_client, client, sent, make_devel
         )
     )
     assert "Invitation sent to grace@example.test." in response.content.decode()
-    developer = Developer.objects.get(user__email="grace@example.test")
-    assert (developer.access, developer.monthly_quota) == (Developer.Access.APPROVED, 50)
+    account = Account.objects.get(user__email="grace@example.test")
+    assert (account.access, account.monthly_quota) == (Account.Access.APPROVED, 50)
     [email] = emails
     assert email.subject == "You are invited to the phoneintel API beta"
     link = SignupLink.objects.get()
@@ -249,7 +247,7 @@ def test_staff_invite_an_address_directly(staff_client, client, sent, make_devel
     done = client.post(path, {"new_password1": PASSWORD, "new_password2": PASSWORD})
     assert done.status_code == 302 and done["Location"] == "/portal/"
 
-    make_developer(email="has-password@example.test")
+    make_account(email="has-password@example.test")
     admin = client
     force_login_verified(admin, User.objects.get(email="admin@example.test"))
     refused = admin.post(
@@ -260,7 +258,7 @@ def test_staff_invite_an_address_directly(staff_client, client, sent, make_devel
 
 def test_a_sign_up_link_expires_after_seven_days(client, staff_client, sent):
     sent(lambda: request_access(client))
-    _, [email] = sent(lambda: approve(staff_client, Developer.objects.get()))
+    _, [email] = sent(lambda: approve(staff_client, Account.objects.get()))
     path = urlsplit(link_in(email)).path
     with time_machine.travel(timezone.now() + timedelta(days=7, minutes=1)):
         assert client.get(path).status_code == 410
@@ -269,17 +267,17 @@ def test_a_sign_up_link_expires_after_seven_days(client, staff_client, sent):
 
 
 def test_pending_rejected_and_suspended_developers_sign_in_to_see_status_but_create_no_live_key(
-    client, make_developer
+    client, make_account
 ):
     for access, words, refusal in [
-        (Developer.Access.PENDING, "We are reviewing your request", "once staff approve"),
-        (Developer.Access.REJECTED, "Your request was not approved", "you cannot create keys"),
-        (Developer.Access.SUSPENDED, "Your access is suspended", "you cannot create keys"),
+        (Account.Access.PENDING, "We are reviewing your request", "once staff approve"),
+        (Account.Access.REJECTED, "Your request was not approved", "you cannot create keys"),
+        (Account.Access.SUSPENDED, "Your access is suspended", "you cannot create keys"),
     ]:
-        developer = make_developer(access=access)
+        account = make_account(access=access)
         signed_in = client.post(
             "/accounts/sign-in/",
-            {"username": developer.user.email, "password": PASSWORD},
+            {"username": account.user.email, "password": PASSWORD},
             follow=True,
         )
         page = signed_in.content.decode()
@@ -288,7 +286,7 @@ def test_pending_rejected_and_suspended_developers_sign_in_to_see_status_but_cre
         refused = client.post("/portal/keys/", {"name": "Sneaky", "mode": "live"})
         assert refused.status_code == 403
         assert refusal in refused.content.decode()
-        assert developer.api_keys.count() == 0
+        assert account.api_keys.count() == 0
         client.post("/accounts/sign-out/")
 
 
@@ -297,10 +295,10 @@ def test_suspension_makes_every_key_inactive_at_once_and_reactivation_restores_t
 ):
     first, first_raw = make_key(email="suspended@example.test")
     _, second_raw = make_key(email="suspended@example.test")
-    developer = first.developer
+    account = first.account
     response = staff_client.post(
-        "/admin/accounts/developer/",
-        {"action": "suspend", "_selected_action": [developer.pk]},
+        "/admin/accounts/account/",
+        {"action": "suspend", "_selected_action": [account.pk]},
         follow=True,
     )
     assert "Suspended 1 developer(s)." in response.content.decode()
@@ -308,19 +306,19 @@ def test_suspension_makes_every_key_inactive_at_once_and_reactivation_restores_t
         answer = client.get("/v1/data/account", **bearer(raw))
         assert answer.status_code == 401
         assert answer.json()["error"]["code"] == "inactive_api_key"
-    assert LogEntry.objects.filter(object_id=str(developer.pk), change_message="Suspended")
+    assert LogEntry.objects.filter(object_id=str(account.pk), change_message="Suspended")
     staff_client.post(
-        "/admin/accounts/developer/",
-        {"action": "reactivate", "_selected_action": [developer.pk]},
+        "/admin/accounts/account/",
+        {"action": "reactivate", "_selected_action": [account.pk]},
     )
     assert client.get("/v1/data/account", **bearer(first_raw)).status_code == 200
-    assert LogEntry.objects.filter(object_id=str(developer.pk), change_message="Reactivated")
+    assert LogEntry.objects.filter(object_id=str(account.pk), change_message="Reactivated")
 
 
-def test_sign_in_errors_say_nothing_about_which_accounts_exist(client, make_developer):
-    developer = make_developer(email="real@example.test")
+def test_sign_in_errors_say_nothing_about_which_accounts_exist(client, make_account):
+    account = make_account(email="real@example.test")
     wrong_password = client.post(
-        "/accounts/sign-in/", {"username": developer.user.email, "password": "wrong"}
+        "/accounts/sign-in/", {"username": account.user.email, "password": "wrong"}
     )
     no_account = client.post(
         "/accounts/sign-in/", {"username": "ghost@example.test", "password": "wrong"}
@@ -334,45 +332,45 @@ def test_sign_in_errors_say_nothing_about_which_accounts_exist(client, make_deve
     assert capitals.status_code == 302 and capitals["Location"] == "/portal/"
 
 
-def test_sign_in_is_rate_limited_per_account_from_any_address(client, make_developer):
-    developer = make_developer()
+def test_sign_in_is_rate_limited_per_account_from_any_address(client, make_account):
+    account = make_account()
     for i in range(5):
         client.post(
             "/accounts/sign-in/",
-            {"username": developer.user.email, "password": "guess"},
+            {"username": account.user.email, "password": "guess"},
             REMOTE_ADDR=f"10.0.0.{i}",
         )
     limited = client.post(
         "/accounts/sign-in/",
-        {"username": developer.user.email, "password": PASSWORD},
+        {"username": account.user.email, "password": PASSWORD},
         REMOTE_ADDR="10.0.1.1",
     )
     assert limited.status_code == 429
     assert "Too many requests" in limited.content.decode()
     assert "_auth_user_id" not in client.session
-    other = make_developer()
+    other = make_account()
     fine = client.post("/accounts/sign-in/", {"username": other.user.email, "password": PASSWORD})
     assert fine.status_code == 302
 
 
-def test_sign_in_is_rate_limited_per_address_across_accounts(client, make_developer):
-    developer = make_developer()
+def test_sign_in_is_rate_limited_per_address_across_accounts(client, make_account):
+    account = make_account()
     for i in range(20):
         client.post("/accounts/sign-in/", {"username": f"guess{i}@example.test", "password": "x"})
     limited = client.post(
-        "/accounts/sign-in/", {"username": developer.user.email, "password": PASSWORD}
+        "/accounts/sign-in/", {"username": account.user.email, "password": PASSWORD}
     )
     assert limited.status_code == 429
     elsewhere = client.post(
         "/accounts/sign-in/",
-        {"username": developer.user.email, "password": PASSWORD},
+        {"username": account.user.email, "password": PASSWORD},
         REMOTE_ADDR="10.9.9.9",
     )
     assert elsewhere.status_code == 302
 
 
-def test_password_reset_by_email_without_telling_who_has_an_account(client, sent, make_developer):
-    developer = make_developer(email="forgetful@example.test")
+def test_password_reset_by_email_without_telling_who_has_an_account(client, sent, make_account):
+    account = make_account(email="forgetful@example.test")
     known, emails = sent(
         lambda: client.post("/accounts/password/reset/", {"email": "forgetful@example.test"})
     )
@@ -392,13 +390,13 @@ def test_password_reset_by_email_without_telling_who_has_an_account(client, sent
         form.redirect_chain[-1][0], {"new_password1": new, "new_password2": new}, follow=True
     )
     assert "Your new password is set" in done.content.decode()
-    developer.user.refresh_from_db()
-    assert developer.user.check_password(new)
+    account.user.refresh_from_db()
+    assert account.user.check_password(new)
 
 
-def test_password_change(client, make_developer):
-    developer = make_developer()
-    client.force_login(developer.user)
+def test_password_change(client, make_account):
+    account = make_account()
+    client.force_login(account.user)
     new = "another fine passphrase 8"
     response = client.post(
         "/accounts/password/change/",
@@ -406,8 +404,8 @@ def test_password_change(client, make_developer):
         follow=True,
     )
     assert "Your password is changed." in response.content.decode()
-    developer.user.refresh_from_db()
-    assert developer.user.check_password(new)
+    account.user.refresh_from_db()
+    assert account.user.check_password(new)
 
 
 def test_portal_pages_need_a_signed_in_user(client):
@@ -417,8 +415,8 @@ def test_portal_pages_need_a_signed_in_user(client):
         assert response["Location"].startswith(f"/accounts/sign-in/?next={path}")
 
 
-def test_admin_pages_are_staff_only(client, make_developer):
-    client.force_login(make_developer().user)
+def test_admin_pages_are_staff_only(client, make_account):
+    client.force_login(make_account().user)
     for path in ("/admin/accounts/accessrequest/", "/admin/accounts/signuplink/invite/"):
         assert client.get(path)["Location"].startswith("/admin/login/")
 

@@ -28,7 +28,7 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from accounts.models import Developer, User
+from accounts.models import Account, User
 from accounts.request_log_writer import request_log_flush
 from accounts.services import api_key_create, api_key_roll, signup_link_issue
 from accounts.services.second_factor import recovery_codes_renew
@@ -325,20 +325,20 @@ def _products(transactional_db):
 
 
 @pytest.fixture
-def fixtures(live_server, make_developer, settings):
+def fixtures(live_server, make_account, settings):
     """A developer with a rolled live key that has units on several products (a chart) and
     requests in the log (a replay, an error), a test key, a webhook endpoint with a delivery
     log, and a pending developer's sign-up link; a developer whose second factor is on."""
     # The SSRF guard lets webhook endpoints on this machine through (plain http too).
     settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.0/8"]
-    developer = make_developer(email=EMAIL)
-    old, _ = api_key_create(developer=developer, name="Production checkout, EU region")
+    account = make_account(email=EMAIL)
+    old, _ = api_key_create(account=account, name="Production checkout, EU region")
     now = timezone.now()
     new, raw = api_key_roll(
         api_key=old, old_key_expires_at=now + timedelta(hours=4), now=now, actor="developer"
     )
     test, test_raw = api_key_create(
-        developer=developer, name="Sandbox for the checkout integration tests", mode="test"
+        account=account, name="Sandbox for the checkout integration tests", mode="test"
     )
     site = live_server.url
 
@@ -360,9 +360,9 @@ def fixtures(live_server, make_developer, settings):
     request_log_flush()
 
     hook, _ = webhook_endpoint_create(
-        developer=developer, url="http://127.0.0.1:9/hook", event_types=[]
+        account=account, url="http://127.0.0.1:9/hook", event_types=[]
     )
-    event = Event.objects.filter(developer=developer).first()
+    event = Event.objects.filter(account=account).first()
     delivery = WebhookDelivery.objects.create(
         event=event, endpoint=hook, status=WebhookDelivery.Status.FAILED, attempts=2
     )
@@ -375,18 +375,18 @@ def fixtures(live_server, make_developer, settings):
             outcome=outcome, status_code=code, duration_ms=12, error=error,
         )  # fmt: skip
 
-    careful = make_developer(email=FACTOR_EMAIL)
+    careful = make_account(email=FACTOR_EMAIL)
     authenticator_app(careful.user)
     recovery_codes_renew(user=careful.user)
 
-    pending = make_developer(email="new@example.test", access=Developer.Access.PENDING)
-    _, link = signup_link_issue(developer=pending, created_by=None, now=now)
+    pending = make_account(email="new@example.test", access=Account.Access.PENDING)
+    _, link = signup_link_issue(account=pending, created_by=None, now=now)
     return Fixtures(
         key_id=new.pk,
         predecessor_id=old.pk,
         test_key_id=test.pk,
         signup_token=link.rstrip("/").rsplit("/", 1)[1],
-        user_id=developer.user.pk,
+        user_id=account.user.pk,
         endpoint_id=hook.pk,
         factor_user_id=careful.user.pk,
     )

@@ -4,7 +4,7 @@ import pytest
 from django.contrib.admin.models import LogEntry
 from django.utils import timezone
 
-from accounts.models import ApiKey, Developer
+from accounts.models import Account, ApiKey
 from accounts.services import api_key_roll
 from conftest import force_login_verified
 
@@ -107,15 +107,15 @@ def queue_rows(page: str) -> dict[str, str]:
     return {re.search(r"[\w.]+@example\.test", row)[0]: row for row in rows if "@" in row}
 
 
-def test_the_queue_shows_intended_use_and_every_filter_can_match(staff_client, make_developer):
-    make_developer(
+def test_the_queue_shows_intended_use_and_every_filter_can_match(staff_client, make_account):
+    make_account(
         email="waits@example.test",
-        access=Developer.Access.PENDING,
+        access=Account.Access.PENDING,
         intended_use="Screening inbound calls for fraud at our contact centre.",
     )
-    make_developer(email="refused@example.test", access=Developer.Access.REJECTED)
-    make_developer(email="approved@example.test", access=Developer.Access.APPROVED)
-    make_developer(email="suspended@example.test", access=Developer.Access.SUSPENDED)
+    make_account(email="refused@example.test", access=Account.Access.REJECTED)
+    make_account(email="approved@example.test", access=Account.Access.APPROVED)
+    make_account(email="suspended@example.test", access=Account.Access.SUSPENDED)
     page = staff_client.get("/admin/accounts/accessrequest/").content.decode()
     assert '<th scope="col" class="column-use">' in page
     rows = queue_rows(page)
@@ -131,9 +131,9 @@ def test_the_queue_shows_intended_use_and_every_filter_can_match(staff_client, m
     assert set(queue_rows(searched.content.decode())) == {"waits@example.test"}
 
 
-def test_approve_and_reject_from_a_requests_own_page(staff_client, make_developer, sent):
-    waiting = make_developer(email="waits@example.test", access=Developer.Access.PENDING)
-    other = make_developer(email="other@example.test", access=Developer.Access.PENDING)
+def test_approve_and_reject_from_a_requests_own_page(staff_client, make_account, sent):
+    waiting = make_account(email="waits@example.test", access=Account.Access.PENDING)
+    other = make_account(email="other@example.test", access=Account.Access.PENDING)
     url = f"/admin/accounts/accessrequest/{waiting.pk}/change/"
     page = staff_client.get(url).content.decode()
     # Its developer set a password when asking: the approval emails a sign-in link.
@@ -155,7 +155,7 @@ def test_approve_and_reject_from_a_requests_own_page(staff_client, make_develope
     assert response.redirect_chain == [("/admin/accounts/accessrequest/", 302)]
     assert "Approved 1 request(s)." in response.content.decode()
     waiting.refresh_from_db()
-    assert (waiting.access, waiting.monthly_quota) == (Developer.Access.APPROVED, 250)
+    assert (waiting.access, waiting.monthly_quota) == (Account.Access.APPROVED, 250)
     [email] = emails
     assert email.to == ["waits@example.test"] and "/accounts/sign-in/" in email.body
     assert LogEntry.objects.filter(object_id=str(waiting.pk), change_message="Approved, quota 250")
@@ -165,7 +165,7 @@ def test_approve_and_reject_from_a_requests_own_page(staff_client, make_develope
     )
     assert "Rejected 1 request(s)." in response.content.decode()
     other.refresh_from_db()
-    assert other.access == Developer.Access.REJECTED
+    assert other.access == Account.Access.REJECTED
     [email] = emails
     assert email.to == ["other@example.test"]
 
@@ -177,16 +177,16 @@ def test_approve_and_reject_from_a_requests_own_page(staff_client, make_develope
     )
     assert "The quota must be a whole number." in refused.content.decode()
     other.refresh_from_db()
-    assert other.access == Developer.Access.REJECTED
+    assert other.access == Account.Access.REJECTED
     # An approved developer has left the queue: no page, nothing to approve.
     gone = staff_client.post(f"/admin/accounts/accessrequest/{waiting.pk}/reject/")
     assert gone.status_code == 404
 
 
-def test_the_approve_button_names_the_link_the_developer_gets(staff_client, make_developer, sent):
+def test_the_approve_button_names_the_link_the_developer_gets(staff_client, make_account, sent):
     """A developer who has no password yet gets a sign-up link; one who set a password when
     asking gets a sign-in link: the button says which."""
-    no_password = make_developer(email="nopass@example.test", access=Developer.Access.PENDING)
+    no_password = make_account(email="nopass@example.test", access=Account.Access.PENDING)
     no_password.user.set_unusable_password()
     no_password.user.save()
     page = staff_client.get(f"/admin/accounts/accessrequest/{no_password.pk}/change/")
@@ -197,7 +197,7 @@ def test_the_approve_button_names_the_link_the_developer_gets(staff_client, make
     )
     assert "/accounts/signup/" in email.body
 
-    with_password = make_developer(email="haspass@example.test", access=Developer.Access.PENDING)
+    with_password = make_account(email="haspass@example.test", access=Account.Access.PENDING)
     page = staff_client.get(f"/admin/accounts/accessrequest/{with_password.pk}/change/")
     assert 'value="Approve and email a sign-in link"' in page.content.decode()
     assert "sign-up link" not in page.content.decode()

@@ -2,7 +2,7 @@
 
 import pytest
 
-from accounts.models import Developer
+from accounts.models import Account
 from conftest import SCREENSHOTS, authenticator_app, browser_sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -27,11 +27,11 @@ def staff_page(live_server, browser_page, django_user_model):
 
 
 def test_staff_read_the_queue_whole_and_approve_a_request_from_its_page(
-    live_server, staff_page, make_developer, mailoutbox, eager_tasks
+    live_server, staff_page, make_account, mailoutbox, eager_tasks
 ):
-    waiting = make_developer(
+    waiting = make_account(
         email="lin.developer@callers-incorporated.example.test",
-        access=Developer.Access.PENDING,
+        access=Account.Access.PENDING,
         name="Lin Developer",
         company="Callers Incorporated International",
         intended_use=USE,
@@ -62,6 +62,6 @@ def test_staff_read_the_queue_whole_and_approve_a_request_from_its_page(
     assert "Approved 1 request(s)." in page.locator(".messagelist").inner_text()
     assert page.url == f"{live_server.url}/admin/accounts/accessrequest/"
     waiting.refresh_from_db()
-    assert (waiting.access, waiting.monthly_quota) == (Developer.Access.APPROVED, 300)
+    assert (waiting.access, waiting.monthly_quota) == (Account.Access.APPROVED, 300)
     [email] = mailoutbox
     assert email.to == [waiting.user.email]

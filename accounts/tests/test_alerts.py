@@ -42,9 +42,9 @@ def alerts(key) -> set[int]:
     return set(QuotaAlert.objects.filter(api_key=key).values_list("threshold", flat=True))
 
 
-def test_the_80_and_100_percent_emails_go_once_each_to_the_owner(client, make_developer, sent):
-    developer = make_developer(email="owner@example.test")
-    key, raw = api_key_create(developer=developer, name="Billing", monthly_quota=10)
+def test_the_80_and_100_percent_emails_go_once_each_to_the_owner(client, make_account, sent):
+    account = make_account(email="owner@example.test")
+    key, raw = api_key_create(account=account, name="Billing", monthly_quota=10)
     statuses = []
 
     def spend(count):

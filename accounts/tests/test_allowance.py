@@ -8,8 +8,8 @@ import httpx
 import pytest
 from django.utils import timezone
 
-from accounts.models import ApiKey, Developer, DeveloperMonthlyUsage, MonthlyUsage
-from accounts.services import api_key_create, api_key_roll, developer_get_or_create_approved
+from accounts.models import Account, AccountMonthlyUsage, ApiKey, MonthlyUsage
+from accounts.services import account_get_or_create_approved, api_key_create, api_key_roll
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +22,7 @@ def lookup(client, raw):
     )
 
 
-def account(client, raw) -> dict:
+def account_read(client, raw) -> dict:
     response = client.get("/v1/data/account", HTTP_AUTHORIZATION=f"Bearer {raw}")
     assert response.status_code == 200
     return response.json()["data"]
@@ -36,7 +36,7 @@ def test_a_rolled_key_continues_its_predecessors_month(client, make_key):
     new, new_raw = api_key_roll(
         api_key=old, old_key_expires_at=now + timedelta(hours=1), now=now, actor="system"
     )
-    assert account(client, new_raw)["usage"]["unitsUsed"] == 3
+    assert account_read(client, new_raw)["usage"]["unitsUsed"] == 3
     assert lookup(client, new_raw).json()["meta"]["usage"]["unitsUsed"] == 4
     assert lookup(client, old_raw).json()["meta"]["usage"]["unitsUsed"] == 5  # one lineage
     refused = lookup(client, new_raw)
@@ -44,15 +44,15 @@ def test_a_rolled_key_continues_its_predecessors_month(client, make_key):
     assert refused.json()["error"]["details"][0]["code"] == "key_quota"
     # A second roll stays in the same lineage.
     _third, third_raw = api_key_roll(api_key=new, old_key_expires_at=now, now=now, actor="system")
-    assert account(client, third_raw)["usage"]["unitsUsed"] == 5
+    assert account_read(client, third_raw)["usage"]["unitsUsed"] == 5
     assert MonthlyUsage.objects.get().units_used == 5
 
 
 def test_the_account_shows_the_key_and_the_developer_allowance(client, make_key):
     key, raw = make_key()
-    Developer.objects.filter(pk=key.developer_id).update(monthly_allowance=7)
+    Account.objects.filter(pk=key.account_id).update(monthly_allowance=7)
     assert lookup(client, raw).status_code == 200
-    data = account(client, raw)
+    data = account_read(client, raw)
     assert data["mode"] == "live"
     assert data["allowance"] == {"monthlyUnits": 7, "unitsUsed": 1, "unitsRemaining": 6}
     assert data["usage"]["unitsUsed"] == 1
@@ -60,10 +60,10 @@ def test_the_account_shows_the_key_and_the_developer_allowance(client, make_key)
 
 @pytest.mark.django_db(transaction=True)  # the refused statement ends its own transaction
 def test_over_the_allowance_is_429_with_its_own_detail_and_charges_nothing(client):
-    developer = developer_get_or_create_approved(email="two-keys@example.test", actor="system")
-    Developer.objects.filter(pk=developer.pk).update(monthly_allowance=2)
-    _, first = api_key_create(developer=developer, name="one")
-    _, second = api_key_create(developer=developer, name="two")
+    account = account_get_or_create_approved(email="two-keys@example.test", actor="system")
+    Account.objects.filter(pk=account.pk).update(monthly_allowance=2)
+    _, first = api_key_create(account=account, name="one")
+    _, second = api_key_create(account=account, name="two")
     assert lookup(client, first).status_code == 200
     assert lookup(client, second).status_code == 200
     refused = lookup(client, first)
@@ -84,35 +84,31 @@ def test_over_the_allowance_is_429_with_its_own_detail_and_charges_nothing(clien
     assert idempotent.json()["error"]["details"][0]["code"] == "developer_allowance"
     assert int(refused["Retry-After"]) >= 1
     assert sum(MonthlyUsage.objects.values_list("units_used", flat=True)) == 2
-    assert DeveloperMonthlyUsage.objects.get().units_used == 2
+    assert AccountMonthlyUsage.objects.get().units_used == 2
     # Staff raise the allowance: the next charge passes.
-    Developer.objects.filter(pk=developer.pk).update(monthly_allowance=3)
+    Account.objects.filter(pk=account.pk).update(monthly_allowance=3)
     assert lookup(client, first).status_code == 200
-    assert DeveloperMonthlyUsage.objects.get().units_used == 3
+    assert AccountMonthlyUsage.objects.get().units_used == 3
 
 
 def test_a_test_key_never_counts_in_the_allowance(client, make_key):
     key, _ = make_key()
-    _test_key, test_raw = api_key_create(
-        developer=key.developer, name="sandbox", mode=ApiKey.Mode.TEST
-    )
-    Developer.objects.filter(pk=key.developer_id).update(monthly_allowance=0)
-    data = account(client, test_raw)
+    _test_key, test_raw = api_key_create(account=key.account, name="sandbox", mode=ApiKey.Mode.TEST)
+    Account.objects.filter(pk=key.account_id).update(monthly_allowance=0)
+    data = account_read(client, test_raw)
     assert data["mode"] == "test" and data["allowance"] is None
     assert data["quota"]["monthlyUnits"] == 10_000
-    assert not DeveloperMonthlyUsage.objects.exists()
+    assert not AccountMonthlyUsage.objects.exists()
 
 
 @pytest.mark.live
 @pytest.mark.django_db(transaction=True)
 def test_40_concurrent_lookups_over_three_keys_never_pass_the_allowance(gunicorn_server):
     """Real threads, two worker processes, real PostgreSQL: the allowance holds to the unit."""
-    developer = developer_get_or_create_approved(email="racer@example.test", actor="system")
-    Developer.objects.filter(pk=developer.pk).update(monthly_allowance=25)
+    account = account_get_or_create_approved(email="racer@example.test", actor="system")
+    Account.objects.filter(pk=account.pk).update(monthly_allowance=25)
     raws = [
-        api_key_create(developer=developer, name=f"k{i}", monthly_quota=1000, rate_limit="1000/m")[
-            1
-        ]
+        api_key_create(account=account, name=f"k{i}", monthly_quota=1000, rate_limit="1000/m")[1]
         for i in range(3)
     ]
     server = gunicorn_server(workers=2)
@@ -131,5 +127,5 @@ def test_40_concurrent_lookups_over_three_keys_never_pass_the_allowance(gunicorn
     assert statuses == [200] * 25 + [429] * 15
     refusals = [answer.json()["error"] for answer in answers if answer.status_code == 429]
     assert {error["details"][0]["code"] for error in refusals} == {"developer_allowance"}
-    assert DeveloperMonthlyUsage.objects.get().units_used == 25
+    assert AccountMonthlyUsage.objects.get().units_used == 25
     assert sum(MonthlyUsage.objects.values_list("units_used", flat=True)) == 25

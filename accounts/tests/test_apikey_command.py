@@ -6,7 +6,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from accounts.models import ApiKey, Developer
+from accounts.models import Account, ApiKey
 
 pytestmark = pytest.mark.django_db
 
@@ -25,9 +25,9 @@ def test_create_json_prints_one_line_and_the_key_works(client):
     assert created["allowedIps"] == []
     key = ApiKey.objects.get(pk=created["id"])
     assert key.name == "CI"
-    assert key.developer.user.email == "new@example.test"
-    assert key.developer.access == Developer.Access.APPROVED
-    assert not key.developer.user.has_usable_password()
+    assert key.account.user.email == "new@example.test"
+    assert key.account.access == Account.Access.APPROVED
+    assert not key.account.user.has_usable_password()
     response = client.get("/v1/data/account", HTTP_AUTHORIZATION=f"Bearer {created['key']}")
     assert response.status_code == 200
     assert response.json()["data"]["key"]["expiresAt"] == created["expiresAt"]
@@ -46,7 +46,7 @@ def test_create_test_prints_a_test_key_that_answers_the_test_numbers(client):
     assert created["key"].startswith("pi_beta_test_") and len(created["key"]) == 51
     key = ApiKey.objects.get(pk=created["id"])
     assert (key.mode, key.monthly_quota) == (ApiKey.Mode.TEST, 10_000)
-    assert key.developer.access == Developer.Access.APPROVED
+    assert key.account.access == Account.Access.APPROVED
     auth = {"HTTP_AUTHORIZATION": f"Bearer {created['key']}"}
     answer = client.post(
         "/v1/data/phone-lookups", {"phone": "+12025550102"}, content_type="application/json", **auth
@@ -78,10 +78,10 @@ def test_create_sets_the_developers_allowance(client):
     created = json.loads(
         apikey("create", "--email", "a@example.test", "--allowance", "1", "--json")
     )
-    assert Developer.objects.get(user__email="a@example.test").monthly_allowance == 1
+    assert Account.objects.get(user__email="a@example.test").monthly_allowance == 1
     headers = {"HTTP_AUTHORIZATION": f"Bearer {created['key']}"}
-    account = client.get("/v1/data/account", **headers).json()["data"]
-    assert account["allowance"] == {"monthlyUnits": 1, "unitsUsed": 0, "unitsRemaining": 1}
+    account_read = client.get("/v1/data/account", **headers).json()["data"]
+    assert account_read["allowance"] == {"monthlyUnits": 1, "unitsUsed": 0, "unitsRemaining": 1}
     with pytest.raises(CommandError):
         apikey("create", "--email", "a@example.test", "--allowance", "-1")
 
@@ -89,8 +89,8 @@ def test_create_sets_the_developers_allowance(client):
 def test_second_key_for_the_same_email_reuses_the_developer():
     apikey("create", "--email", "same@example.test", "--json")
     apikey("create", "--email", "same@example.test", "--json")
-    assert Developer.objects.filter(user__email="same@example.test").count() == 1
-    assert ApiKey.objects.filter(developer__user__email="same@example.test").count() == 2
+    assert Account.objects.filter(user__email="same@example.test").count() == 1
+    assert ApiKey.objects.filter(account__user__email="same@example.test").count() == 2
 
 
 @pytest.mark.parametrize(

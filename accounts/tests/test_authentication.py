@@ -13,7 +13,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from accounts.models import ApiKey, Developer
+from accounts.models import Account, ApiKey
 from accounts.services import api_key_revoke, api_key_set_active
 from conftest import force_login_verified
 
@@ -140,7 +140,7 @@ def test_deactivated_key_is_inactive_and_can_come_back(send, make_key, bearer):
 def test_key_of_a_developer_without_access_is_inactive(send, make_key, bearer, access):
     key, raw = make_key()
     assert send(**bearer(raw)).status_code == 200
-    Developer.objects.filter(pk=key.developer_id).update(access=access)
+    Account.objects.filter(pk=key.account_id).update(access=access)
     assert_401(send(**bearer(raw)), "inactive_api_key")
 
 

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from accounts.models import Developer
+from accounts.models import Account
 from accounts.services import api_key_create
 from accounts.tasks import send_key_expiry_notices
 from accounts.tests.conftest import PASSWORD
@@ -33,7 +33,7 @@ def _site_url(settings):
     settings.ALLOWED_HOSTS = ["elsewhere.example.test"]
 
 
-def test_every_email_links_to_site_url(client, staff_client, make_developer, sent, charge):
+def test_every_email_links_to_site_url(client, staff_client, make_account, sent, charge):
     emails = []
     # Requests that came in on another address than SITE_URL's.
     on_another_host = {"HTTP_HOST": "elsewhere.example.test"}
@@ -41,11 +41,11 @@ def test_every_email_links_to_site_url(client, staff_client, make_developer, sen
     emails += out
     _, out = sent(lambda: client.post("/accounts/request-access/", REQUEST, **on_another_host))
     emails += out  # "this address is known"
-    pending = Developer.objects.get(user__email="ada@example.test")
+    pending = Account.objects.get(user__email="ada@example.test")
     staff_client.defaults.update(on_another_host)
     _, out = sent(lambda: staff_client.post(f"/admin/accounts/accessrequest/{pending.pk}/approve/"))
     emails += out  # the sign-up link
-    known = make_developer(email="known@example.test", access=Developer.Access.PENDING)
+    known = make_account(email="known@example.test", access=Account.Access.PENDING)
     _, out = sent(lambda: staff_client.post(f"/admin/accounts/accessrequest/{known.pk}/approve/"))
     emails += out  # approved, sign in
     _, out = sent(
@@ -61,12 +61,12 @@ def test_every_email_links_to_site_url(client, staff_client, make_developer, sen
     )
     emails += out
     # A charge's alert, and the beat job's expiry notice.
-    key, _ = api_key_create(developer=known, name="Soon", monthly_quota=1)
+    key, _ = api_key_create(account=known, name="Soon", monthly_quota=1)
     key.expires_at = timezone.now() + timedelta(days=3)
     key.save()
     _, out = sent(lambda: charge(key, 1, now=timezone.now()))
     emails += out
-    known.access = Developer.Access.APPROVED
+    known.access = Account.Access.APPROVED
     known.save()
     _, out = sent(send_key_expiry_notices.delay)
     emails += out

@@ -15,7 +15,7 @@ from django.test import RequestFactory
 from django.utils import timezone
 from django_redis import get_redis_connection
 
-from accounts.models import ApiKey, Developer, RequestLogEntry
+from accounts.models import Account, ApiKey, RequestLogEntry
 from accounts.request_log_writer import request_log_flush
 from accounts.restrictions import restrictions_clean
 from accounts.services import api_key_create, api_key_restrict, api_key_roll
@@ -136,7 +136,7 @@ def test_a_bulk_call_is_checked_on_its_inner_product(client, make_key):
 def test_a_test_key_obeys_its_restrictions_too(client, make_key):
     live, _ = make_key()
     _, raw = api_key_create(
-        developer=live.developer, mode=ApiKey.Mode.TEST, products=["carrier-lookup"]
+        account=live.account, mode=ApiKey.Mode.TEST, products=["carrier-lookup"]
     )
     refused = client.post(
         "/v1/data/phone-lookups",
@@ -344,7 +344,7 @@ def test_apikey_create_refuses_bad_values_and_creates_nothing():
     with pytest.raises(CommandError, match="--products: Unknown product"):
         apikey("create", "--email", "new@example.test", "--products", "bulk-lookup")
     assert not ApiKey.objects.exists()
-    assert not Developer.objects.exists()
+    assert not Account.objects.exists()
 
 
 # --- Across processes ------------------------------------------------------------------

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from accounts import crypto
-from accounts.models import ApiKey, Developer
+from accounts.models import Account, ApiKey
 from accounts.selectors.key_read import api_key_read
 from accounts.services import (
     KeyLifetimeError,
@@ -26,9 +26,9 @@ pytestmark = pytest.mark.django_db
 SECOND = timedelta(seconds=1)
 
 
-def test_a_key_lives_90_days_and_only_its_keyed_hash_is_stored(make_developer):
+def test_a_key_lives_90_days_and_only_its_keyed_hash_is_stored(make_account):
     before = timezone.now()
-    key, raw = api_key_create(developer=make_developer(), name="CI")
+    key, raw = api_key_create(account=make_account(), name="CI")
     assert crypto.is_well_formed(raw)
     stored = ApiKey.objects.get(pk=key.pk)
     assert stored.key_hash == crypto.hash_key(raw, settings.API_KEY_SECRET)
@@ -41,11 +41,11 @@ def test_a_key_lives_90_days_and_only_its_keyed_hash_is_stored(make_developer):
     ("expires_in", "message"),
     [(timedelta(days=91), "90 days"), (timedelta(seconds=-1), "future")],
 )
-def test_an_expiry_past_90_days_or_already_gone_is_refused(make_developer, expires_in, message):
-    developer = make_developer()
+def test_an_expiry_past_90_days_or_already_gone_is_refused(make_account, expires_in, message):
+    account = make_account()
     with pytest.raises(KeyLifetimeError, match=message):
-        api_key_create(developer=developer, expires_at=timezone.now() + expires_in)
-    assert not ApiKey.objects.filter(developer=developer).exists()
+        api_key_create(account=account, expires_at=timezone.now() + expires_in)
+    assert not ApiKey.objects.filter(account=account).exists()
 
 
 def test_revocation_is_permanent_and_keeps_its_first_moment(make_key):
@@ -78,32 +78,32 @@ def test_a_key_works_until_the_microsecond_it_expires(make_key):
     assert rejected.value.code == ErrorCode.EXPIRED_API_KEY
 
 
-def test_the_usable_queryset_is_the_status_rule_for_every_key_state(make_developer):
+def test_the_usable_queryset_is_the_status_rule_for_every_key_state(make_account):
     """`ApiKey.objects.usable(now)` holds exactly the keys `key_status` calls active, as the
     portal (`status_at`) and the API's authentication (`api_key_read`) see them, and
     `held(now)` exactly those neither revoked nor expired."""
     now = timezone.now()
     keys = []
-    for access in Developer.Access.values:
-        developer = make_developer(access=access)
+    for access in Account.Access.values:
+        account = make_account(access=access)
         for mode, is_active, revoked, expires_in in itertools.product(
             ApiKey.Mode.values, (True, False), (True, False), (timedelta(days=1), -SECOND)
         ):
-            key, _ = api_key_create(developer=developer, mode=mode)
+            key, _ = api_key_create(account=account, mode=mode)
             key.is_active, key.expires_at = is_active, now + expires_in
             key.revoked_at = now - SECOND if revoked else None
             key.save()
             keys.append(key)
-        if access == Developer.Access.APPROVED:
+        if access == Account.Access.APPROVED:
             # Rolled keys, one in its grace period and one past it, and their successors.
-            old, _ = api_key_create(developer=developer)
+            old, _ = api_key_create(account=account)
             new, _ = api_key_roll(
                 api_key=old, old_key_expires_at=now + SECOND, now=now, actor="system"
             )
-            later, _ = api_key_create(developer=developer)
+            later, _ = api_key_create(account=account)
             newer, _ = api_key_roll(api_key=later, old_key_expires_at=now, now=now, actor="system")
             keys += [old, new, later, newer]
-    keys = [ApiKey.objects.select_related("developer").get(pk=key.pk) for key in keys]
+    keys = [ApiKey.objects.select_related("account").get(pk=key.pk) for key in keys]
     assert len(keys) == ApiKey.objects.count() == 4 * 16 + 4
 
     active = {key.pk for key in keys if key.status_at(now) == ApiKey.Status.ACTIVE}
@@ -114,7 +114,7 @@ def test_the_usable_queryset_is_the_status_rule_for_every_key_state(make_develop
     }
     assert set(ApiKey.objects.usable(now).values_list("pk", flat=True)) == active == authenticated
     # Every mode and access that may work is among them, so the equality says something.
-    assert {(key.mode, key.developer.access) for key in keys if key.pk in active} == {
+    assert {(key.mode, key.account.access) for key in keys if key.pk in active} == {
         ("live", "approved"),
         ("test", "approved"),
         ("test", "pending"),

@@ -78,12 +78,12 @@ def _products(transactional_db):
 
 
 @pytest.fixture
-def developer_with_usage(live_server, make_developer):
+def account_with_usage(live_server, make_account):
     """A developer with three keys and units this month on several products, spent through
     the API as a developer would, and a past month."""
-    developer = make_developer(email="layout@example.test")
+    account = make_account(email="layout@example.test")
     keys = [
-        api_key_create(developer=developer, name=name)
+        api_key_create(account=account, name=name)
         for name in ("Staging", LONG_KEY_NAME, "CI smoke tests for the nightly build")
     ]
     calls = [
@@ -103,7 +103,7 @@ def developer_with_usage(live_server, make_developer):
         assert answer.status_code == 200, answer.text
     # A test key too, with a long name: its Test badge must fit beside the prefix.
     _, test_raw = api_key_create(
-        developer=developer, name="Sandbox for the checkout integration tests", mode="test"
+        account=account, name="Sandbox for the checkout integration tests", mode="test"
     )
     answer = httpx.post(
         f"{live_server.url}/v1/data/phone-lookups",
@@ -113,7 +113,7 @@ def developer_with_usage(live_server, make_developer):
     assert answer.status_code == 200 and answer.json()["meta"]["mode"] == "test", answer.text
     last_month = (timezone.now().date().replace(day=1) - timedelta(days=1)).replace(day=1)
     MonthlyUsage.objects.create(api_key=keys[1][0], period=last_month, units_used=742)
-    return developer, [key for key, _ in keys]
+    return account, [key for key, _ in keys]
 
 
 def sign_in(page, site: str, email: str) -> None:
@@ -140,9 +140,9 @@ def open_page(page, url: str):
     return response
 
 
-def test_every_page_fits_a_phone_screen(live_server, browser_page, developer_with_usage):
+def test_every_page_fits_a_phone_screen(live_server, browser_page, account_with_usage):
     site, page = live_server.url, browser_page
-    _, keys = developer_with_usage
+    _, keys = account_with_usage
     page.set_viewport_size({"width": PHONE_WIDTH, "height": 844})
     refused = []
     page.on("response", lambda r: r.status >= 400 and refused.append(f"{r.status} {r.url}"))
@@ -175,9 +175,7 @@ def test_every_page_fits_a_phone_screen(live_server, browser_page, developer_wit
     assert refused == []
 
 
-def test_the_keys_and_usage_tables_stack_on_a_phone(
-    live_server, browser_page, developer_with_usage
-):
+def test_the_keys_and_usage_tables_stack_on_a_phone(live_server, browser_page, account_with_usage):
     site, page = live_server.url, browser_page
     page.set_viewport_size({"width": PHONE_WIDTH, "height": 844})
     sign_in(page, site, "layout@example.test")
@@ -213,7 +211,7 @@ def test_the_keys_and_usage_tables_stack_on_a_phone(
     page.screenshot(path=SCREENSHOTS / f"layout-usage-{PHONE_WIDTH}.png", full_page=True)
 
 
-def test_dates_stay_whole_on_a_desktop(live_server, browser_page, developer_with_usage):
+def test_dates_stay_whole_on_a_desktop(live_server, browser_page, account_with_usage):
     site, page = live_server.url, browser_page
     sign_in(page, site, "layout@example.test")
     row = page.locator("table.keys tbody tr", has_text=LONG_KEY_NAME)
@@ -234,7 +232,7 @@ def current_links(page, nav: str) -> dict[str, str]:
     return {link.inner_text(): link.get_attribute("aria-current") for link in links.all()}
 
 
-def test_the_navigation_marks_the_current_page(live_server, browser_page, make_developer):
+def test_the_navigation_marks_the_current_page(live_server, browser_page, make_account):
     site, page = live_server.url, browser_page
     site_nav = "nav[aria-label=Site]"
     expected = [
@@ -265,7 +263,7 @@ def test_the_navigation_marks_the_current_page(live_server, browser_page, make_d
     assert other_line == "none" and current_line != "none"
     assert current_colour != other_colour
 
-    key, _ = api_key_create(developer=make_developer(email="nav@example.test"), name="Any")
+    key, _ = api_key_create(account=make_account(email="nav@example.test"), name="Any")
     sign_in(page, site, "nav@example.test")
     assert current_links(page, site_nav) == {"Your keys": "page"}
     assert current_links(page, ".portal-nav") == {"Keys": "page"}
@@ -384,10 +382,10 @@ def test_every_code_sample_has_a_copy_button(live_server, browser_page):
 
 
 @pytest.fixture
-def quickstart(live_server, browser_page, make_developer):
+def quickstart(live_server, browser_page, make_account):
     """The quickstart as a signed-in developer with a key sees it; and their raw key."""
-    developer = make_developer(email="quick@example.test")
-    key, raw = api_key_create(developer=developer, name="Quickstart")
+    account = make_account(email="quick@example.test")
+    key, raw = api_key_create(account=account, name="Quickstart")
     sign_in(browser_page, live_server.url, "quick@example.test")
     browser_page.context.grant_permissions(
         ["clipboard-read", "clipboard-write"], origin=live_server.url
@@ -457,19 +455,19 @@ def test_the_quickstart_python_and_cli_samples_work_as_shown(quickstart, live_se
         ("+447912345679", "true", ""),
         ("+14155552671", "true", ""),
     ]
-    account = httpx.get(
+    account_read = httpx.get(
         f"{live_server.url}/v1/data/account",
         headers={"Authorization": f"Bearer {raw}"},
     ).json()["data"]
     # One unit for the Python sample, one for the CLI's lookup, two for its bulk file.
-    assert account["usage"]["unitsUsed"] == 4
+    assert account_read["usage"]["unitsUsed"] == 4
 
 
 def test_the_quickstart_samples_work_as_shown_with_a_pending_developers_test_key(
-    live_server, browser_page, make_developer, tmp_path
+    live_server, browser_page, make_account, tmp_path
 ):
-    developer = make_developer(email="sandbox@example.test", access="pending")
-    _, raw = api_key_create(developer=developer, name="Sandbox", mode="test")
+    account = make_account(email="sandbox@example.test", access="pending")
+    _, raw = api_key_create(account=account, name="Sandbox", mode="test")
     page = browser_page
     sign_in(page, live_server.url, "sandbox@example.test")
     page.goto(page_url(live_server.url, "portal:quickstart", ()))
@@ -479,10 +477,10 @@ def test_the_quickstart_samples_work_as_shown_with_a_pending_developers_test_key
         ("+12025550122", "true", ""),
         ("+12025550110", "true", ""),
     ]
-    account = httpx.get(
+    account_read = httpx.get(
         f"{live_server.url}/v1/data/account", headers={"Authorization": f"Bearer {raw}"}
     ).json()["data"]
-    assert (account["mode"], account["usage"]["unitsUsed"]) == ("test", 4)
+    assert (account_read["mode"], account_read["usage"]["unitsUsed"]) == ("test", 4)
 
 
 def gap_between(left, right) -> float:
@@ -492,7 +490,7 @@ def gap_between(left, right) -> float:
     return second["x"] - (first["x"] + first["width"])
 
 
-def test_a_button_never_touches_the_link_beside_it(live_server, browser_page, make_developer):
+def test_a_button_never_touches_the_link_beside_it(live_server, browser_page, make_account):
     site, page = live_server.url, browser_page
     page.goto(page_url(site, "catalog:home", ()))
     assert (
@@ -502,7 +500,7 @@ def test_a_button_never_touches_the_link_beside_it(live_server, browser_page, ma
         )
         >= 12
     )
-    key, _ = api_key_create(developer=make_developer(email="buttons@example.test"), name="Any")
+    key, _ = api_key_create(account=make_account(email="buttons@example.test"), name="Any")
     sign_in(page, site, "buttons@example.test")
     for name in ("portal:key_revoke", "portal:key_roll"):
         page.goto(page_url(site, name, (KEY,), key.pk))
@@ -510,7 +508,7 @@ def test_a_button_never_touches_the_link_beside_it(live_server, browser_page, ma
         assert gap_between(button, page.get_by_role("link", name="Cancel")) >= 12, name
 
 
-def test_the_day_chart_opens_on_today_on_a_phone(live_server, browser_page, developer_with_usage):
+def test_the_day_chart_opens_on_today_on_a_phone(live_server, browser_page, account_with_usage):
     """Today's bar is the chart's last; on a phone the chart scrolls in its own box and
     opens at its end, so today is in view without scrolling."""
     site, page = live_server.url, browser_page
@@ -536,11 +534,11 @@ def test_the_day_chart_opens_on_today_on_a_phone(live_server, browser_page, deve
 
 
 def test_the_key_page_fits_a_phone_with_a_long_name_and_prefix(
-    live_server, browser_page, developer_with_usage
+    live_server, browser_page, account_with_usage
 ):
     site, page = live_server.url, browser_page
-    developer, _ = developer_with_usage
-    test_key = developer.api_keys.get(mode="test")
+    account, _ = account_with_usage
+    test_key = account.api_keys.get(mode="test")
     sign_in(page, site, "layout@example.test")
     for width in (DESKTOP_WIDTH, PHONE_WIDTH):
         page.set_viewport_size({"width": width, "height": 900})

@@ -12,7 +12,7 @@ import pytest
 from django.apps import apps
 from playwright.sync_api import expect
 
-from accounts.models import Developer
+from accounts.models import Account
 from accounts.services import api_key_create
 from accounts.tests.conftest import PASSWORD, link_in
 from conftest import SCREENSHOTS, authenticator_app, browser_sign_in
@@ -31,26 +31,26 @@ def test_from_request_to_revoked_key(
 ):
     site = live_server.url
     settings.SITE_URL = site  # every emailed link starts with it
-    developer_page = browser_page
-    developer_page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site)
+    account_page = browser_page
+    account_page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site)
 
     # A visitor asks for access.
-    developer_page.goto(f"{site}/")
-    developer_page.get_by_role("link", name="Request access").click()
-    developer_page.get_by_label("Work email").fill("lin@example.test")
-    developer_page.get_by_label("Your name").fill("Lin Developer")
-    developer_page.get_by_label("Company (optional)").fill("Callers Inc")
-    developer_page.get_by_label("What will you build with the API?").fill("Fraud screening.")
-    developer_page.get_by_role("button", name="Request access").click()
-    assert "We have your request" in developer_page.get_by_role("status").inner_text()
-    assert Developer.objects.get(user__email="lin@example.test").access == "pending"
+    account_page.goto(f"{site}/")
+    account_page.get_by_role("link", name="Request access").click()
+    account_page.get_by_label("Work email").fill("lin@example.test")
+    account_page.get_by_label("Your name").fill("Lin Developer")
+    account_page.get_by_label("Company (optional)").fill("Callers Inc")
+    account_page.get_by_label("What will you build with the API?").fill("Fraud screening.")
+    account_page.get_by_role("button", name="Request access").click()
+    assert "We have your request" in account_page.get_by_role("status").inner_text()
+    assert Account.objects.get(user__email="lin@example.test").access == "pending"
 
     # Staff approve it in the admin, with a quota, in a browser of their own.
     staff_user = django_user_model.objects.create_superuser(
         email="staff@example.test", password="staff-pw"
     )
     app = authenticator_app(staff_user)
-    staff = developer_page.context.browser.new_page()
+    staff = account_page.context.browser.new_page()
     staff.goto(f"{site}/admin/")
     browser_sign_in(staff, "staff@example.test", "staff-pw", app)
     staff.get_by_role("link", name="Access requests").click()
@@ -64,23 +64,23 @@ def test_from_request_to_revoked_key(
 
     # The emailed link lets the developer set a password and signs them in.
     [approval] = [m for m in mailoutbox if m.subject == "Your phoneintel API access is approved"]
-    developer_page.goto(link_in(approval))
-    developer_page.get_by_label("New password", exact=True).fill(PASSWORD)
-    developer_page.get_by_label("New password confirmation").fill(PASSWORD)
-    developer_page.get_by_role("button", name="Set password and sign in").click()
-    assert developer_page.url == f"{site}/portal/"
-    assert "Approved" in developer_page.locator(".access").inner_text()
+    account_page.goto(link_in(approval))
+    account_page.get_by_label("New password", exact=True).fill(PASSWORD)
+    account_page.get_by_label("New password confirmation").fill(PASSWORD)
+    account_page.get_by_role("button", name="Set password and sign in").click()
+    assert account_page.url == f"{site}/portal/"
+    assert "Approved" in account_page.locator(".access").inner_text()
 
     # A key, shown once, copied with the button.
-    developer_page.get_by_label("Key name").fill("Production")
-    developer_page.get_by_role("button", name="Create key").click()
-    shown = developer_page.locator("#raw-key").input_value()
+    account_page.get_by_label("Key name").fill("Production")
+    account_page.get_by_role("button", name="Create key").click()
+    shown = account_page.locator("#raw-key").input_value()
     assert shown.startswith("pi_beta_") and len(shown) == 46
-    developer_page.get_by_role("button", name="Copy").click()
+    account_page.get_by_role("button", name="Copy").click()
     # The label changes once the clipboard write has resolved: wait for it, don't sample.
-    expect(developer_page.get_by_role("button", name="Copied")).to_be_visible()
-    assert developer_page.evaluate("navigator.clipboard.readText()") == shown
-    developer_page.screenshot(path=SCREENSHOTS / "portal-key-shown-once.png", full_page=True)
+    expect(account_page.get_by_role("button", name="Copied")).to_be_visible()
+    assert account_page.evaluate("navigator.clipboard.readText()") == shown
+    account_page.screenshot(path=SCREENSHOTS / "portal-key-shown-once.png", full_page=True)
 
     # The copied key works on the API, and costs one unit.
     api = httpx.Client(base_url=site, headers={"Authorization": f"Bearer {shown}"})
@@ -88,41 +88,41 @@ def test_from_request_to_revoked_key(
     assert answer.status_code == 200, answer.text
     assert answer.json()["meta"]["unitsCharged"] == 1
 
-    developer_page.get_by_role("link", name="I have copied it: back to my keys").click()
-    assert shown not in developer_page.content()
-    row = developer_page.locator("table.keys tbody tr", has_text="Production")
+    account_page.get_by_role("link", name="I have copied it: back to my keys").click()
+    assert shown not in account_page.content()
+    row = account_page.locator("table.keys tbody tr", has_text="Production")
     assert row.locator(".status").inner_text() == "Active"
-    developer_page.screenshot(path=SCREENSHOTS / "portal-dashboard.png", full_page=True)
+    account_page.screenshot(path=SCREENSHOTS / "portal-dashboard.png", full_page=True)
 
     # The usage page shows the unit, as the account endpoint does.
-    developer_page.get_by_role("link", name="Usage", exact=True).click()
-    usage_row = developer_page.locator("table.usage tbody tr", has_text="Production")
+    account_page.get_by_role("link", name="Usage", exact=True).click()
+    usage_row = account_page.locator("table.usage tbody tr", has_text="Production")
     assert usage_row.locator(".units-used").inner_text() == "1"
     assert usage_row.locator(".units-quota").inner_text() == "500"
     assert usage_row.locator(".units-remaining").inner_text() == "499"
-    account = api.get("/v1/data/account").json()["data"]
-    assert (account["usage"]["unitsUsed"], account["quota"]["monthlyUnits"]) == (1, 500)
-    assert developer_page.locator("svg.bar-chart rect.bar").count() >= 1
-    developer_page.screenshot(path=SCREENSHOTS / "portal-usage.png", full_page=True)
+    account_read = api.get("/v1/data/account").json()["data"]
+    assert (account_read["usage"]["unitsUsed"], account_read["quota"]["monthlyUnits"]) == (1, 500)
+    assert account_page.locator("svg.bar-chart rect.bar").count() >= 1
+    account_page.screenshot(path=SCREENSHOTS / "portal-usage.png", full_page=True)
 
     # Revoked after a confirmation: the API refuses the key at once.
-    developer_page.get_by_role("link", name="Keys", exact=True).click()
-    developer_page.locator("table.keys tbody tr", has_text="Production").get_by_role(
+    account_page.get_by_role("link", name="Keys", exact=True).click()
+    account_page.locator("table.keys tbody tr", has_text="Production").get_by_role(
         "link", name="Revoke"
     ).click()
-    developer_page.get_by_role("button", name="now").click()
-    assert "is revoked" in developer_page.get_by_role("status").first.inner_text()
+    account_page.get_by_role("button", name="now").click()
+    assert "is revoked" in account_page.get_by_role("status").first.inner_text()
     refused = api.get("/v1/data/account")
     assert refused.status_code == 401
     assert refused.json()["error"]["code"] == "revoked_api_key"
 
 
 def test_usage_by_product_and_the_quota_warning(
-    live_server, browser_page, mailoutbox, eager_tasks, make_developer
+    live_server, browser_page, mailoutbox, eager_tasks, make_account
 ):
     site = live_server.url
-    developer = make_developer(email="quota@example.test")
-    key, raw = api_key_create(developer=developer, name="Production", monthly_quota=5)
+    account = make_account(email="quota@example.test")
+    key, raw = api_key_create(account=account, name="Production", monthly_quota=5)
 
     # Four of five units, over three products (a bulk call counts under its product).
     api = httpx.Client(base_url=site, headers={"Authorization": f"Bearer {raw}"})
@@ -179,10 +179,10 @@ def test_usage_by_product_and_the_quota_warning(
 
 
 def test_a_reload_of_the_new_key_page_issues_no_key_and_a_roll_shows_its_lineage(
-    live_server, browser_page, make_developer
+    live_server, browser_page, make_account
 ):
     site = live_server.url
-    developer = make_developer(email="reload@example.test")
+    account = make_account(email="reload@example.test")
     page = browser_page
     page.goto(f"{site}/accounts/sign-in/")
     page.get_by_label("Email address").fill("reload@example.test")
@@ -191,7 +191,7 @@ def test_a_reload_of_the_new_key_page_issues_no_key_and_a_roll_shows_its_lineage
 
     page.get_by_label("Key name").fill("Production")
     page.get_by_role("button", name="Create key").click()
-    key = developer.api_keys.get()
+    key = account.api_keys.get()
     assert page.url == f"{site}/portal/keys/{key.pk}/new/"
     shown = page.locator("#raw-key").input_value()
     assert shown.startswith("pi_beta_") and shown[:16] == key.prefix
@@ -200,7 +200,7 @@ def test_a_reload_of_the_new_key_page_issues_no_key_and_a_roll_shows_its_lineage
     page.reload()
     assert page.get_by_role("heading", level=1).inner_text() == "This key was shown already"
     assert shown not in page.content() and page.locator("#raw-key").count() == 0
-    assert developer.api_keys.count() == 1
+    assert account.api_keys.count() == 1
 
     # Roll it: the successor is shown once too, and a reload issues no third key.
     page.get_by_role("link", name="Back to my keys").click()
@@ -209,13 +209,13 @@ def test_a_reload_of_the_new_key_page_issues_no_key_and_a_roll_shows_its_lineage
     ).click()
     page.get_by_label("In 4 hours").check()
     page.get_by_role("button", name="Roll key").click()
-    new = developer.api_keys.get(rolled_from=key)
+    new = account.api_keys.get(rolled_from=key)
     assert page.url == f"{site}/portal/keys/{new.pk}/new/"
     assert f"It replaces {key.prefix}…, which stops working at" in page.locator("main").inner_text()
     assert page.locator("#raw-key").input_value()[:16] == new.prefix
     page.reload()
     assert page.get_by_role("heading", level=1).inner_text() == "This key was shown already"
-    assert developer.api_keys.count() == 2
+    assert account.api_keys.count() == 2
 
     # The old key's page: replaced by its successor, when it stops, and no Roll.
     key.refresh_from_db()
@@ -260,8 +260,8 @@ def test_a_pending_developer_signs_in_by_the_emailed_link_and_gets_200s_with_a_t
     page.get_by_label("What will you build with the API?").fill("Call screening.")
     page.get_by_role("button", name="Request access").click()
     assert "start with test keys" in page.get_by_role("status").inner_text()
-    developer = Developer.objects.get(user__email="sam@example.test")
-    assert developer.access == Developer.Access.PENDING
+    account = Account.objects.get(user__email="sam@example.test")
+    assert account.access == Account.Access.PENDING
 
     # The request's own email signs the developer in; nobody at staff has looked yet.
     [email] = mailoutbox
@@ -307,8 +307,8 @@ def test_a_pending_developer_signs_in_by_the_emailed_link_and_gets_200s_with_a_t
     assert ported.json()["data"]["carrier"]["operatorName"] == "Sandbox Mobile (ported)"
     real = api.post("/v1/data/phone-lookups", json={"phone": "+14155550123"})
     assert (real.status_code, real.json()["error"]["code"]) == (422, "test_number_required")
-    account = api.get("/v1/data/account").json()["data"]
-    assert (account["mode"], account["usage"]["unitsUsed"]) == ("test", 2)
+    account_read = api.get("/v1/data/account").json()["data"]
+    assert (account_read["mode"], account_read["usage"]["unitsUsed"]) == ("test", 2)
 
     # The keys page lists it as a test key; still no way to a live key.
     page.get_by_role("link", name="I have copied it: back to my keys").click()
@@ -332,7 +332,7 @@ def test_a_pending_developer_signs_in_by_the_emailed_link_and_gets_200s_with_a_t
     expect(page.get_by_role("alert")).to_contain_text(
         "Live keys come once staff approve your access; test keys work now."
     )
-    assert list(developer.api_keys.values_list("name", "mode")) == [("Sandbox", "test")]
+    assert list(account.api_keys.values_list("name", "mode")) == [("Sandbox", "test")]
 
     # The usage page counts the two test units apart from live usage.
     page.get_by_role("link", name="Usage", exact=True).click()

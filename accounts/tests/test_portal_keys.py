@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from accounts.models import ApiKey, Developer
+from accounts.models import Account, ApiKey
 from accounts.services import api_key_create, api_key_roll
 from accounts.tests.conftest import PASSWORD
 from lookups.risk import RiskReason
@@ -16,13 +16,13 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def signed_in(client, make_developer):
+def signed_in(client, make_account):
     """A client signed in as a new approved developer; returns (client, developer)."""
 
     def sign_in(**fields):
-        developer = make_developer(**fields)
-        client.force_login(developer.user)
-        return developer
+        account = make_account(**fields)
+        client.force_login(account.user)
+        return account
 
     return sign_in
 
@@ -32,9 +32,9 @@ def raw_key_in(page: str) -> str:
 
 
 def test_a_new_key_is_shown_once_and_works(client, signed_in, bearer):
-    developer = signed_in()
+    account = signed_in()
     response = client.post("/portal/keys/", {"name": "Production"})
-    key = developer.api_keys.get()
+    key = account.api_keys.get()
     # Post/redirect/get: the answer to the form is a redirect, so a reload issues nothing.
     assert response.status_code == 302
     assert response["Location"] == f"/portal/keys/{key.pk}/new/"
@@ -52,30 +52,30 @@ def test_a_new_key_is_shown_once_and_works(client, signed_in, bearer):
     again = client.get(response["Location"])
     assert again.status_code == 200 and "pi_beta_" + raw[8:] not in again.content.decode()
     assert "This key was shown already" in again.content.decode()
-    assert developer.api_keys.count() == 1
+    assert account.api_keys.count() == 1
     dashboard = client.get("/portal/").content.decode()
     assert key.prefix in dashboard and raw not in dashboard
     assert raw not in str(client.session.items())
 
 
 def test_the_new_key_page_needs_both_halves_and_only_its_owner_sees_it(
-    client, signed_in, make_developer
+    client, signed_in, make_account
 ):
-    developer = signed_in()
+    account = signed_in()
     page = client.post("/portal/keys/", {"name": "Production"})["Location"]
-    key = developer.api_keys.get()
+    key = account.api_keys.get()
     cookie = client.cookies["new_api_key"]
     assert cookie["path"] == page and cookie["httponly"] and cookie["samesite"] == "Strict"
 
     # The owner signed in elsewhere (a session without the pad), with the cookie copied over.
     elsewhere = Client()
-    elsewhere.force_login(developer.user)
+    elsewhere.force_login(account.user)
     elsewhere.cookies["new_api_key"] = cookie.value
     assert "This key was shown already" in elsewhere.get(page).content.decode()
 
     # Another developer: the key does not exist for them.
     stranger = Client()
-    stranger.force_login(make_developer(email="stranger@example.test").user)
+    stranger.force_login(make_account(email="stranger@example.test").user)
     assert stranger.get(page).status_code == 404
 
     # The pad without the cookie: nothing to join, and the pad is spent.
@@ -83,12 +83,12 @@ def test_the_new_key_page_needs_both_halves_and_only_its_owner_sees_it(
     assert "This key was shown already" in client.get(page).content.decode()
     client.cookies["new_api_key"] = cookie.value
     assert "This key was shown already" in client.get(page).content.decode()
-    assert developer.api_keys.get() == key
+    assert account.api_keys.get() == key
 
 
-def test_the_raw_key_is_stored_nowhere(transactional_db, client, make_developer, dump_database):
-    developer = make_developer()
-    client.force_login(developer.user)
+def test_the_raw_key_is_stored_nowhere(transactional_db, client, make_account, dump_database):
+    account = make_account()
+    client.force_login(account.user)
     page = client.post("/portal/keys/", {"name": "Production"})["Location"]
     waiting = dump_database()  # the key crossing the redirect: a pad in the session only
     raw = raw_key_in(client.get(page).content.decode())
@@ -100,11 +100,11 @@ def test_the_raw_key_is_stored_nowhere(transactional_db, client, make_developer,
 
 
 def test_dashboard_lists_name_prefix_dates_and_status_with_an_expiry_warning(client, signed_in):
-    developer = signed_in()
+    account = signed_in()
     now = timezone.now()
-    soon, _ = api_key_create(developer=developer, name="Soon", expires_at=now + timedelta(days=9))
-    later, _ = api_key_create(developer=developer, name="Later")
-    revoked, _ = api_key_create(developer=developer, name="Gone")
+    soon, _ = api_key_create(account=account, name="Soon", expires_at=now + timedelta(days=9))
+    later, _ = api_key_create(account=account, name="Later")
+    revoked, _ = api_key_create(account=account, name="Gone")
     revoked.revoked_at = now
     revoked.save()
     page = client.get("/portal/").content.decode()
@@ -117,8 +117,8 @@ def test_dashboard_lists_name_prefix_dates_and_status_with_an_expiry_warning(cli
 
 
 def test_revoke_asks_first_then_takes_effect_at_once(client, signed_in, bearer):
-    developer = signed_in()
-    key, raw = api_key_create(developer=developer, name="Old")
+    account = signed_in()
+    key, raw = api_key_create(account=account, name="Old")
     confirm = client.get(f"/portal/keys/{key.pk}/revoke/")
     assert confirm.status_code == 200 and "cannot be undone" in confirm.content.decode()
     assert client.get("/v1/data/account", **bearer(raw)).status_code == 200
@@ -130,8 +130,8 @@ def test_revoke_asks_first_then_takes_effect_at_once(client, signed_in, bearer):
 
 
 def test_revoking_a_successor_warns_that_its_predecessor_works_until_its_time(client, signed_in):
-    developer = signed_in()
-    old, _ = api_key_create(developer=developer, name="Server")
+    account = signed_in()
+    old, _ = api_key_create(account=account, name="Server")
     now = timezone.now()
     new, _ = api_key_roll(
         api_key=old, old_key_expires_at=now + timedelta(hours=4), now=now, actor="developer"
@@ -148,7 +148,7 @@ def test_revoking_a_successor_warns_that_its_predecessor_works_until_its_time(cl
     assert (
         "predecessor-warning" not in client.get(f"/portal/keys/{old.pk}/revoke/").content.decode()
     )
-    other, _ = api_key_create(developer=developer, name="Other")
+    other, _ = api_key_create(account=account, name="Other")
     gone, _ = api_key_roll(api_key=other, old_key_expires_at=now, now=now, actor="developer")
     assert (
         "predecessor-warning" not in client.get(f"/portal/keys/{gone.pk}/revoke/").content.decode()
@@ -156,9 +156,9 @@ def test_revoking_a_successor_warns_that_its_predecessor_works_until_its_time(cl
 
 
 def test_roll_issues_a_successor_and_the_old_key_stops_when_chosen(client, signed_in, bearer):
-    developer = signed_in()
+    account = signed_in()
     old, old_raw = api_key_create(
-        developer=developer, name="Server", monthly_quota=77, rate_limit="30/m"
+        account=account, name="Server", monthly_quota=77, rate_limit="30/m"
     )
     form = client.get(f"/portal/keys/{old.pk}/roll/").content.decode()
     assert "In 24 hours" in form
@@ -186,7 +186,7 @@ def test_roll_issues_a_successor_and_the_old_key_stops_when_chosen(client, signe
 
     too_late = client.post(f"/portal/keys/{old.pk}/roll/", {"old_key_stops": "2880"})
     assert too_late.status_code == 200 and "Select a valid choice" in too_late.content.decode()
-    assert developer.api_keys.count() == 3
+    assert account.api_keys.count() == 3
 
 
 def page_text(response) -> str:
@@ -201,8 +201,8 @@ def _rows(page: str) -> dict[int, str]:
 
 
 def test_a_rolled_key_shows_its_lineage_and_offers_no_second_roll(client, signed_in):
-    developer = signed_in()
-    old, _ = api_key_create(developer=developer, name="Server")
+    account = signed_in()
+    old, _ = api_key_create(account=account, name="Server")
     client.post(f"/portal/keys/{old.pk}/roll/", {"old_key_stops": "240"})
     new = ApiKey.objects.get(rolled_from=old)
     old.refresh_from_db()
@@ -233,15 +233,15 @@ def test_a_rolled_key_shows_its_lineage_and_offers_no_second_roll(client, signed
     # The roll form of a key on its way out refuses, and nothing is issued.
     again = client.post(f"/portal/keys/{old.pk}/roll/", {"old_key_stops": "0"})
     assert again.status_code == 403 and "This key was rolled already" in again.content.decode()
-    assert developer.api_keys.count() == 2
+    assert account.api_keys.count() == 2
     assert client.get(f"/portal/keys/{old.pk + new.pk + 1}/").status_code == 404
 
 
 def test_a_developer_cannot_list_revoke_or_roll_another_developers_key(
-    client, signed_in, make_developer, bearer
+    client, signed_in, make_account, bearer
 ):
-    other = make_developer(email="other@example.test")
-    theirs, their_raw = api_key_create(developer=other, name="Theirs")
+    other = make_account(email="other@example.test")
+    theirs, their_raw = api_key_create(account=other, name="Theirs")
     signed_in()
     assert theirs.prefix not in client.get("/portal/").content.decode()
     assert theirs.prefix not in client.get("/portal/usage/").content.decode()
@@ -262,7 +262,7 @@ def test_a_developer_cannot_list_revoke_or_roll_another_developers_key(
 
 
 def test_pending_developers_create_test_keys_only_and_suspended_ones_no_keys(client, signed_in):
-    pending = signed_in(access=Developer.Access.PENDING)
+    pending = signed_in(access=Account.Access.PENDING)
     refused = client.post("/portal/keys/", {"name": "Nope", "mode": "live"})
     assert refused.status_code == 403
     assert "Live keys come once staff approve your access" in refused.content.decode()
@@ -275,8 +275,8 @@ def test_pending_developers_create_test_keys_only_and_suspended_ones_no_keys(cli
     assert rolled.status_code == 302
     assert list(pending.api_keys.values_list("mode", flat=True)) == ["test", "test"]
 
-    suspended = signed_in(access=Developer.Access.SUSPENDED)
-    key, _ = api_key_create(developer=suspended, name="Before suspension")
+    suspended = signed_in(access=Account.Access.SUSPENDED)
+    key, _ = api_key_create(account=suspended, name="Before suspension")
     for mode in ("live", "test", ""):
         assert client.post("/portal/keys/", {"name": "Nope", "mode": mode}).status_code == 403
     refused = client.post(f"/portal/keys/{key.pk}/roll/", {"old_key_stops": "0"})
@@ -293,7 +293,7 @@ def test_pending_developers_create_test_keys_only_and_suspended_ones_no_keys(cli
 def test_an_approved_developer_chooses_test_or_live_and_sees_each_keys_mode(
     client, signed_in, bearer
 ):
-    developer = signed_in()
+    account = signed_in()
     page = client.get("/portal/").content.decode()
     # Live is chosen unless the developer says otherwise, as before test keys.
     assert re.search(r'<input type="radio" name="mode" value="live"[^>]*checked', page)
@@ -305,7 +305,7 @@ def test_an_approved_developer_chooses_test_or_live_and_sees_each_keys_mode(
     assert "Your new test API key" in shown and 'href="/docs/testing/"' in shown
     raw = re.search(r'value="(pi_beta_test_[0-9A-Za-z]{38})"', shown)[1]
     assert client.get("/v1/data/account", **bearer(raw)).json()["data"]["mode"] == "test"
-    live, test = developer.api_keys.order_by("pk")
+    live, test = account.api_keys.order_by("pk")
     assert (live.mode, test.mode, test.monthly_quota) == ("live", "test", 10_000)
 
     page = client.get("/portal/").content.decode()
@@ -316,11 +316,11 @@ def test_an_approved_developer_chooses_test_or_live_and_sees_each_keys_mode(
     assert "<dt>Mode</dt><dd>Test" in detail
     sideways = client.post("/portal/keys/", {"name": "x", "mode": "sideways"})
     assert sideways.status_code == 200 and "Select a valid choice." in sideways.content.decode()
-    assert developer.api_keys.count() == 2
+    assert account.api_keys.count() == 2
 
 
 def test_an_empty_key_name_shows_the_keys_page_with_the_error_tied_to_its_field(client, signed_in):
-    developer = signed_in()
+    account = signed_in()
     for name in ("", "   "):
         answer = client.post("/portal/keys/", {"name": name})
         assert answer.status_code == 200
@@ -334,21 +334,21 @@ def test_an_empty_key_name_shows_the_keys_page_with_the_error_tied_to_its_field(
             assert f'id="{element_id}"' in page
         error = re.search(r'<div class="errors" id="id_name_error">(.*?)</div>', page, re.S)[1]
         assert "This field is required." in error
-    assert developer.api_keys.count() == 0
+    assert account.api_keys.count() == 0
 
 
 def test_key_name_is_required_and_live_keys_are_bounded(client, signed_in):
-    developer = signed_in()
+    account = signed_in()
     for i in range(10):
         assert client.post("/portal/keys/", {"name": f"k{i}"}).status_code == 302
     refused = client.post("/portal/keys/", {"name": "eleventh"})
     assert refused.status_code == 403 and "the most allowed" in refused.content.decode()
-    assert developer.api_keys.count() == 10
+    assert account.api_keys.count() == 10
 
 
 def test_quickstart_names_the_developers_key_and_exports_a_placeholder(client, signed_in):
-    developer = signed_in()
-    key, _ = api_key_create(developer=developer, name="Docs")
+    account = signed_in()
+    key, _ = api_key_create(account=account, name="Docs")
     page = client.get("/portal/quickstart/").content.decode()
     assert f"the one that starts <code>{key.prefix}</code>" in page
     # Never a truncated key that a paste would send as if it were whole.
@@ -362,8 +362,8 @@ def test_quickstart_names_the_developers_key_and_exports_a_placeholder(client, s
 
 
 def test_portal_pages_carry_a_strict_content_security_policy(client, signed_in):
-    developer = signed_in()
-    api_key_create(developer=developer, name="Any")
+    account = signed_in()
+    api_key_create(account=account, name="Any")
     for path in ("/portal/", "/portal/usage/", "/portal/quickstart/", "/accounts/sign-in/"):
         response = client.get(path)
         policy = response["Content-Security-Policy"]
@@ -375,22 +375,20 @@ def test_portal_pages_carry_a_strict_content_security_policy(client, signed_in):
         assert " style=" not in page, path
 
 
-def test_forms_need_the_csrf_token(make_developer):
+def test_forms_need_the_csrf_token(make_account):
     browser = Client(enforce_csrf_checks=True)
-    developer = make_developer()
-    refused = browser.post(
-        "/accounts/sign-in/", {"username": developer.user.email, "password": "x"}
-    )
+    account = make_account()
+    refused = browser.post("/accounts/sign-in/", {"username": account.user.email, "password": "x"})
     assert refused.status_code == 403
-    browser.force_login(developer.user)
+    browser.force_login(account.user)
     assert browser.post("/portal/keys/", {"name": "x"}).status_code == 403
-    assert developer.api_keys.count() == 0
+    assert account.api_keys.count() == 0
 
 
-def test_session_cookie_is_secure_and_http_only_in_production(client, make_developer):
-    developer = make_developer()
+def test_session_cookie_is_secure_and_http_only_in_production(client, make_account):
+    account = make_account()
     response = client.post(
-        "/accounts/sign-in/", {"username": developer.user.email, "password": PASSWORD}
+        "/accounts/sign-in/", {"username": account.user.email, "password": PASSWORD}
     )
     cookie = response.cookies["sessionid"]
     assert cookie["secure"] and cookie["httponly"] and cookie["samesite"] == "Lax"

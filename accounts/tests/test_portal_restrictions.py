@@ -18,14 +18,14 @@ OFFERED = {"products-offered": "1"}
 
 
 @pytest.fixture
-def developer(client, make_developer):
-    developer = make_developer()
-    client.force_login(developer.user)
-    return developer
+def account(client, make_account):
+    account = make_account()
+    client.force_login(account.user)
+    return account
 
 
 @pytest.mark.django_db
-def test_a_key_is_created_with_restrictions_that_hold(client, developer, bearer):
+def test_a_key_is_created_with_restrictions_that_hold(client, account, bearer):
     response = client.post(
         "/portal/keys/",
         {
@@ -37,7 +37,7 @@ def test_a_key_is_created_with_restrictions_that_hold(client, developer, bearer)
         },
     )
     assert response.status_code == 302
-    key = developer.api_keys.get()
+    key = account.api_keys.get()
     assert (key.products, key.allowed_ips) == (
         ["phone-risk", "carrier-lookup"],
         ["127.0.0.1/32", "2001:db8::/32"],
@@ -53,11 +53,11 @@ def test_a_key_is_created_with_restrictions_that_hold(client, developer, bearer)
 
 
 @pytest.mark.django_db
-def test_a_key_created_without_choosing_may_do_everything(client, developer):
+def test_a_key_created_without_choosing_may_do_everything(client, account):
     # Every box ticked, as the form starts, is no restriction; so is a client that sends none.
     client.post("/portal/keys/", {"name": "All", "products": list(PHONE_PRODUCTS), **OFFERED})
     client.post("/portal/keys/", {"name": "Plain"})
-    for key in developer.api_keys.all():
+    for key in account.api_keys.all():
         assert (key.products, key.allowed_ips) == (None, [])
     page = client.get(f"/portal/keys/{key.pk}/").content.decode()
     assert "Every product" in page and "Any address" in page
@@ -82,16 +82,16 @@ def test_a_key_created_without_choosing_may_do_everything(client, developer):
         ),
     ],
 )
-def test_bad_restrictions_are_form_errors_and_create_nothing(client, developer, fields, error):
+def test_bad_restrictions_are_form_errors_and_create_nothing(client, account, fields, error):
     response = client.post("/portal/keys/", {"name": "K", **fields, **OFFERED})
     assert response.status_code == 200
     assert error in response.content.decode()
-    assert not developer.api_keys.exists()
+    assert not account.api_keys.exists()
 
 
 @pytest.mark.django_db
-def test_restrictions_are_edited_on_the_keys_page_and_apply_at_once(client, developer, bearer):
-    key, raw = api_key_create(developer=developer, name="Edited")
+def test_restrictions_are_edited_on_the_keys_page_and_apply_at_once(client, account, bearer):
+    key, raw = api_key_create(account=account, name="Edited")
     url = f"/portal/keys/{key.pk}/restrictions/"
     assert client.get("/v1/data/account", **bearer(raw)).status_code == 200
 
@@ -123,12 +123,12 @@ def test_restrictions_are_edited_on_the_keys_page_and_apply_at_once(client, deve
 
 
 @pytest.mark.django_db
-def test_only_the_owner_restricts_a_key_and_only_by_post(client, developer, make_developer):
-    other = make_developer()
-    key, _ = api_key_create(developer=other)
+def test_only_the_owner_restricts_a_key_and_only_by_post(client, account, make_account):
+    other = make_account()
+    key, _ = api_key_create(account=other)
     url = f"/portal/keys/{key.pk}/restrictions/"
     assert client.post(url, {"products": ["phone-lookup"], **OFFERED}).status_code == 404
-    own, _ = api_key_create(developer=developer)
+    own, _ = api_key_create(account=account)
     assert client.get(f"/portal/keys/{own.pk}/restrictions/").status_code == 405
     key.refresh_from_db()
     assert key.products is None
@@ -138,8 +138,8 @@ def test_only_the_owner_restricts_a_key_and_only_by_post(client, developer, make
 
 
 @pytest.mark.django_db
-def test_a_revoked_key_has_no_restrictions_to_edit(client, developer):
-    key, _ = api_key_create(developer=developer, products=["phone-risk"])
+def test_a_revoked_key_has_no_restrictions_to_edit(client, account):
+    key, _ = api_key_create(account=account, products=["phone-risk"])
     api_key_revoke(api_key=key, actor="staff")
     page = client.get(f"/portal/keys/{key.pk}/").content.decode()
     assert "<code>phone-risk</code>" in page and "Save restrictions" not in page
@@ -191,10 +191,10 @@ def _products(transactional_db):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_developer_restricts_a_key_in_the_browser(
-    live_server, browser_page, make_developer, _products
+    live_server, browser_page, make_account, _products
 ):
     site = live_server.url
-    developer = make_developer(email="ada@example.test")
+    account = make_account(email="ada@example.test")
     page = browser_page
     page.goto(f"{site}/accounts/sign-in/")
     page.get_by_label("Email").fill("ada@example.test")
@@ -213,7 +213,7 @@ def test_a_developer_restricts_a_key_in_the_browser(
     page.set_viewport_size({"width": 1280, "height": 900})
     page.get_by_role("button", name="Create key").click()
     raw = page.locator("#raw-key").input_value()
-    key = ApiKey.objects.get(developer=developer)
+    key = ApiKey.objects.get(account=account)
     assert key.products == ["phone-lookup", "phone-risk", "carrier-lookup", "reverse-phone-lookup"]
 
     # On its page: a network that is none is refused on the form, then a real change.
@@ -237,6 +237,6 @@ def test_a_developer_restricts_a_key_in_the_browser(
         refused = http.post("/v1/data/phone-lookups", json={"phone": "+12025550102"})
         assert refused.status_code == 403
         assert refused.json()["error"]["code"] == "product_not_permitted"
-        account = http.get("/v1/data/account").json()["data"]["key"]
-    assert account["products"] == ["phone-risk", "carrier-lookup", "reverse-phone-lookup"]
-    assert account["allowedIps"] == ["127.0.0.1/32", "203.0.113.0/24"]
+        account_read = http.get("/v1/data/account").json()["data"]["key"]
+    assert account_read["products"] == ["phone-risk", "carrier-lookup", "reverse-phone-lookup"]
+    assert account_read["allowedIps"] == ["127.0.0.1/32", "203.0.113.0/24"]

@@ -45,8 +45,8 @@ def test_each_request_with_a_valid_key_leaves_one_entry_with_its_facts(client, m
     ok = post(client, raw)
     invalid = post(client, raw, body={"phone": "12345"})
     over_quota = post(client, raw, body={"phone": "+447912345678"})
-    account = client.get("/v1/data/account", HTTP_AUTHORIZATION=f"Bearer {raw}")
-    assert [r.status_code for r in (ok, invalid, over_quota, account)] == [200, 422, 429, 200]
+    account_read = client.get("/v1/data/account", HTTP_AUTHORIZATION=f"Bearer {raw}")
+    assert [r.status_code for r in (ok, invalid, over_quota, account_read)] == [200, 422, 429, 200]
     # Nothing is written before the answers: the entries wait for the flush.
     assert RequestLogEntry.objects.count() == 0
 
@@ -60,10 +60,10 @@ def test_each_request_with_a_valid_key_leaves_one_entry_with_its_facts(client, m
     ]
     assert [r.product for r in rows] == ["phone-lookup"] * 3 + [""]
     assert [r.request_id for r in rows] == [
-        r["X-Request-Id"] for r in (ok, invalid, over_quota, account)
+        r["X-Request-Id"] for r in (ok, invalid, over_quota, account_read)
     ]
     for row in rows:
-        assert (row.developer_id, row.api_key_id) == (key.developer_id, key.pk)
+        assert (row.account_id, row.api_key_id) == (key.account_id, key.pk)
         assert row.key_prefix == key.prefix
         assert row.duration_ms > 0
         assert not row.replayed
@@ -219,7 +219,7 @@ def make_entries(key, count=1, *, ago=timedelta(0), **fields):
     return RequestLogEntry.objects.bulk_create(
         RequestLogEntry(
             time=now - ago - timedelta(seconds=index),
-            developer_id=key.developer_id,
+            account_id=key.account_id,
             api_key=key,
             key_prefix=key.prefix,
             request_id=f"req_{uuid.uuid4().hex}",
@@ -245,14 +245,14 @@ def test_the_purge_deletes_only_entries_older_than_30_days(make_key, eager_tasks
 
 
 @pytest.fixture
-def signed_in(make_developer):
+def signed_in(make_account):
     """(client, developer) of a developer signed in to the portal."""
 
     def sign_in(email="log@example.test"):
-        developer = make_developer(email=email)
+        account = make_account(email=email)
         browser = Client()
         assert browser.login(username=email, password=PASSWORD)
-        return browser, developer
+        return browser, account
 
     return sign_in
 
@@ -264,8 +264,8 @@ def rows_shown(response) -> list[str]:
 
 
 def test_the_page_shows_the_developers_requests_newest_first(client, signed_in):
-    browser, developer = signed_in()
-    key, raw = api_key_create(developer=developer, name="Production", monthly_quota=1)
+    browser, account = signed_in()
+    key, raw = api_key_create(account=account, name="Production", monthly_quota=1)
     answers = [post(client, raw, body={"phone": n}) for n in ("+14155550123", "12345", NUMBERS[3])]
     request_log_flush()
     page = browser.get("/portal/requests/")
@@ -281,8 +281,8 @@ def test_the_page_shows_the_developers_requests_newest_first(client, signed_in):
 
 
 def test_another_developers_requests_are_never_shown(signed_in, make_key):
-    browser, developer = signed_in()
-    mine, _ = api_key_create(developer=developer)
+    browser, account = signed_in()
+    mine, _ = api_key_create(account=account)
     theirs, _ = make_key(email="other@example.test")
     [own] = make_entries(mine)
     [other] = make_entries(theirs)
@@ -294,17 +294,17 @@ def test_another_developers_requests_are_never_shown(signed_in, make_key):
 
 
 def test_entries_older_than_30_days_are_not_shown(signed_in):
-    browser, developer = signed_in()
-    key, _ = api_key_create(developer=developer)
+    browser, account = signed_in()
+    key, _ = api_key_create(account=account)
     [recent] = make_entries(key, ago=timedelta(days=29))
     make_entries(key, ago=timedelta(days=31))
     assert rows_shown(browser.get("/portal/requests/")) == [recent.request_id]
 
 
 def test_filters_by_key_status_class_and_product(signed_in):
-    browser, developer = signed_in()
-    first, _ = api_key_create(developer=developer, name="First")
-    second, _ = api_key_create(developer=developer, name="Second")
+    browser, account = signed_in()
+    first, _ = api_key_create(account=account, name="First")
+    second, _ = api_key_create(account=account, name="Second")
     [ok] = make_entries(first, ago=timedelta(minutes=5))
     [invalid] = make_entries(
         first, ago=timedelta(minutes=4), status=422, error_code="invalid_phone"
@@ -333,8 +333,8 @@ def test_filters_by_key_status_class_and_product(signed_in):
 def test_a_replayed_bulk_call_is_found_by_its_product(client, signed_in):
     """A replay answers the same body as the first call: it is logged under the same product,
     so filtering the page by product shows both."""
-    browser, developer = signed_in()
-    _, raw = api_key_create(developer=developer, name="Bulk")
+    browser, account = signed_in()
+    _, raw = api_key_create(account=account, name="Bulk")
     body = {"product": "carrier-lookup", "inputs": [{"phone": "+447912345678"}]}
     idempotency = {"HTTP_IDEMPOTENCY_KEY": str(uuid.uuid4())}
     first = post(client, raw, path="/v1/data/bulk-lookups", body=body, **idempotency)
@@ -351,8 +351,8 @@ def test_a_replayed_bulk_call_is_found_by_its_product(client, signed_in):
 
 
 def test_a_pasted_request_id_finds_its_row(signed_in):
-    browser, developer = signed_in()
-    key, _ = api_key_create(developer=developer)
+    browser, account = signed_in()
+    key, _ = api_key_create(account=account)
     wanted, *_ = make_entries(key, 5)
     found = browser.get("/portal/requests/", {"request_id": f"  {wanted.request_id} "})
     assert rows_shown(found) == [wanted.request_id]
@@ -363,8 +363,8 @@ def test_a_pasted_request_id_finds_its_row(signed_in):
 
 
 def test_pages_of_50_keep_the_filters_in_their_links(signed_in):
-    browser, developer = signed_in()
-    key, _ = api_key_create(developer=developer)
+    browser, account = signed_in()
+    key, _ = api_key_create(account=account)
     made = make_entries(key, 120, status=422, error_code="invalid_phone")  # newest first
     make_entries(key, 3, ago=timedelta(hours=1))
     first = browser.get("/portal/requests/", {"status": "4xx"})

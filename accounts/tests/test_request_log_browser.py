@@ -35,12 +35,12 @@ def fits(page, width: int) -> None:
 
 
 def test_refused_calls_appear_in_the_request_log_with_their_ids(
-    live_server, browser_page, make_developer
+    live_server, browser_page, make_account
 ):
     site = live_server.url
-    developer = make_developer(email="log@example.test")
-    tight, tight_raw = api_key_create(developer=developer, name="Staging", monthly_quota=1)
-    _, raw = api_key_create(developer=developer, name="Production")
+    account = make_account(email="log@example.test")
+    tight, tight_raw = api_key_create(account=account, name="Staging", monthly_quota=1)
+    _, raw = api_key_create(account=account, name="Production")
 
     def call(key, path, body, **headers):
         return httpx.post(
@@ -65,7 +65,7 @@ def test_refused_calls_appear_in_the_request_log_with_their_ids(
     bulk = {"product": "phone-exposure", "inputs": [{"phone": LOOKED_UP[3]}]}
     assert call(raw, "bulk-lookups", bulk, **{"Idempotency-Key": "browser-log-0002"}).is_success
     # The longest cells: a test key's prefix and error code, a conflict's code.
-    _, test_raw = api_key_create(developer=developer, name="Sandbox", mode="test")
+    _, test_raw = api_key_create(account=account, name="Sandbox", mode="test")
     refused = call(test_raw, "phone-lookups", {"phone": LOOKED_UP[1]})
     assert refused.json()["error"]["code"] == "test_number_required"
     conflict = call(raw, "phone-risk-checks", {"phone": LOOKED_UP[3]}, **idempotent)

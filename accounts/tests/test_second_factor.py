@@ -40,17 +40,17 @@ def wrong(code: str) -> str:
 
 
 @pytest.fixture
-def developer_with_app(make_developer):
-    developer = make_developer(email="two-step@example.test")
-    return developer, authenticator_app(developer.user)
+def account_with_app(make_account):
+    account = make_account(email="two-step@example.test")
+    return account, authenticator_app(account.user)
 
 
 # --- Sign-in -------------------------------------------------------------
 
 
-def test_with_a_factor_the_password_alone_signs_nobody_in(client, developer_with_app):
-    developer, app = developer_with_app
-    step = password_step(client, developer.user.email)
+def test_with_a_factor_the_password_alone_signs_nobody_in(client, account_with_app):
+    account, app = account_with_app
+    step = password_step(client, account.user.email)
     assert step.status_code == 302 and step["Location"] == CODE
     assert signed_in_user(client) is None
     assert client.get("/portal/")["Location"].startswith(SIGN_IN)
@@ -66,24 +66,24 @@ def test_with_a_factor_the_password_alone_signs_nobody_in(client, developer_with
     with time_machine.travel(timezone.now() + timedelta(seconds=2)):  # past the 1 s back-off
         done = client.post(CODE, {"code": totp_code(app.bin_key)})
         assert done.status_code == 302 and done["Location"] == "/portal/"
-        assert signed_in_user(client) == str(developer.user.pk)
+        assert signed_in_user(client) == str(account.user.pk)
         assert client.get("/portal/").status_code == 200
 
 
-def test_the_code_step_keeps_where_the_sign_in_was_going(client, developer_with_app):
-    developer, app = developer_with_app
+def test_the_code_step_keeps_where_the_sign_in_was_going(client, account_with_app):
+    account, app = account_with_app
     client.post(
         f"{SIGN_IN}?next=/portal/usage/",
-        {"username": developer.user.email, "password": PASSWORD, "next": "/portal/usage/"},
+        {"username": account.user.email, "password": PASSWORD, "next": "/portal/usage/"},
     )
     done = client.post(CODE, {"code": totp_code(app.bin_key)})
     assert done["Location"] == "/portal/usage/"
 
 
-def test_wrong_codes_count_against_the_sign_in_limit(client, developer_with_app, settings):
+def test_wrong_codes_count_against_the_sign_in_limit(client, account_with_app, settings):
     """SIGN_IN_RATE_PER_ACCOUNT is 5 tries in 5 minutes: the password and four codes."""
-    developer, app = developer_with_app
-    assert password_step(client, developer.user.email).status_code == 302
+    account, app = account_with_app
+    assert password_step(client, account.user.email).status_code == 302
     right = totp_code(app.bin_key)
     for _ in range(4):
         assert client.post(CODE, {"code": wrong(right)}).status_code == 200
@@ -92,21 +92,21 @@ def test_wrong_codes_count_against_the_sign_in_limit(client, developer_with_app,
     assert signed_in_user(client) is None
     # The same count as the password's: from another address and browser, too.
     elsewhere = Client()
-    again = password_step(elsewhere, developer.user.email, REMOTE_ADDR="10.7.7.7")
+    again = password_step(elsewhere, account.user.email, REMOTE_ADDR="10.7.7.7")
     assert again.status_code == 429 and signed_in_user(elsewhere) is None
 
 
-def test_the_code_step_cannot_name_another_account_to_escape_the_limit(client, developer_with_app):
-    developer, app = developer_with_app
-    password_step(client, developer.user.email)
+def test_the_code_step_cannot_name_another_account_to_escape_the_limit(client, account_with_app):
+    account, app = account_with_app
+    password_step(client, account.user.email)
     for i in range(4):
         client.post(CODE, {"code": "000000", "username": f"other{i}@example.test"})
     assert client.post(CODE, {"code": totp_code(app.bin_key)}).status_code == 429
 
 
-def test_the_code_must_come_within_five_minutes(client, developer_with_app):
-    developer, app = developer_with_app
-    password_step(client, developer.user.email)
+def test_the_code_must_come_within_five_minutes(client, account_with_app):
+    account, app = account_with_app
+    password_step(client, account.user.email)
     with time_machine.travel(timezone.now() + timedelta(minutes=6)):
         late = client.post(CODE, {"code": totp_code(app.bin_key)}, follow=True)
         assert late.redirect_chain[0][0] == SIGN_IN
@@ -114,30 +114,30 @@ def test_the_code_must_come_within_five_minutes(client, developer_with_app):
         assert signed_in_user(client) is None
 
 
-def test_a_recovery_code_signs_in_once(client, developer_with_app):
-    developer, _ = developer_with_app
-    code, *_ = recovery_codes_renew(user=developer.user)
-    password_step(client, developer.user.email)
+def test_a_recovery_code_signs_in_once(client, account_with_app):
+    account, _ = account_with_app
+    code, *_ = recovery_codes_renew(user=account.user)
+    password_step(client, account.user.email)
     done = client.post(CODE, {"recovery_code": code.upper()}, follow=True)
     assert done.redirect_chain[-1][0] == "/portal/"
     assert "You signed in with a recovery code; 9 left." in done.content.decode()
     client.post("/accounts/sign-out/")
 
-    password_step(client, developer.user.email)
+    password_step(client, account.user.email)
     again = client.post(CODE, {"recovery_code": code})
     assert "That code is not right" in again.content.decode() and signed_in_user(client) is None
-    assert len(recovery_codes(user=developer.user)) == 9
+    assert len(recovery_codes(user=account.user)) == 9
 
 
-def test_without_a_factor_a_developer_signs_in_with_the_password(client, make_developer):
-    developer = make_developer()
-    step = password_step(client, developer.user.email)
-    assert step["Location"] == "/portal/" and signed_in_user(client) == str(developer.user.pk)
+def test_without_a_factor_a_developer_signs_in_with_the_password(client, make_account):
+    account = make_account()
+    step = password_step(client, account.user.email)
+    assert step["Location"] == "/portal/" and signed_in_user(client) == str(account.user.pk)
 
 
 # --- The admin's gate ----------------------------------------------------
 
-ADMIN_PAGES = ("/admin/", "/admin/accounts/apikey/", "/admin/accounts/developer/")
+ADMIN_PAGES = ("/admin/", "/admin/accounts/apikey/", "/admin/accounts/account/")
 
 
 @pytest.fixture
@@ -188,8 +188,8 @@ def test_a_staff_session_without_its_code_is_signed_out_at_the_admin(client, sta
     assert signed_in_user(client) is None
 
 
-def test_a_developer_is_told_the_admin_is_not_theirs(client, make_developer):
-    client.force_login(make_developer().user)
+def test_a_developer_is_told_the_admin_is_not_theirs(client, make_account):
+    client.force_login(make_account().user)
     page = client.get("/admin/", follow=True)
     assert page.redirect_chain[-1][0] == "/portal/"
     assert "This account has no access to the staff admin." in page.content.decode()
@@ -203,13 +203,13 @@ def test_staff_cannot_turn_their_factor_off(client, staff):
 
 
 def test_staff_reset_a_lost_factor_in_the_admin_without_reading_its_secret(
-    client, staff, developer_with_app
+    client, staff, account_with_app
 ):
-    developer, app = developer_with_app
-    codes = recovery_codes_renew(user=developer.user)
+    account, app = account_with_app
+    codes = recovery_codes_renew(user=account.user)
     force_login_verified(client, staff)
     page = client.get(f"/admin/otp_totp/totpdevice/{app.pk}/change/").content.decode()
-    assert page.count(developer.user.email) and app.key not in page
+    assert page.count(account.user.email) and app.key not in page
     static = client.get("/admin/otp_static/staticdevice/").content.decode()
     device_id = re.search(r'href="/admin/otp_static/staticdevice/(\d+)/change/', static)[1]
     page = client.get(f"/admin/otp_static/staticdevice/{device_id}/change/").content.decode()
@@ -217,7 +217,7 @@ def test_staff_reset_a_lost_factor_in_the_admin_without_reading_its_secret(
     assert client.get(f"/admin/otp_totp/totpdevice/{app.pk}/qrcode/").status_code == 403
     client.post(f"/admin/otp_totp/totpdevice/{app.pk}/delete/", {"post": "yes"})
     client.post(f"/admin/otp_static/staticdevice/{device_id}/delete/", {"post": "yes"})
-    assert not second_factor_on(user=developer.user)
+    assert not second_factor_on(user=account.user)
 
 
 # --- Setting it up ---------------------------------------------------------
@@ -228,25 +228,25 @@ def secret_on(page: str) -> bytes:
     return b32decode(secret.replace(" ", ""))
 
 
-def test_setup_shows_the_secret_beside_its_qr_code_and_turns_on_with_a_code(client, make_developer):
-    developer = make_developer()
-    client.force_login(developer.user)
+def test_setup_shows_the_secret_beside_its_qr_code_and_turns_on_with_a_code(client, make_account):
+    account = make_account()
+    client.force_login(account.user)
     page = client.get("/portal/security/app/").content.decode()
     key = secret_on(page)
     assert '<svg viewBox="0 0 ' in page and 'class="qr-dark"' in page and "<img" not in page
     assert secret_on(client.get("/portal/security/app/").content.decode()) == key  # same on reload
-    assert not second_factor_on(user=developer.user)
+    assert not second_factor_on(user=account.user)
 
     refused = client.post("/portal/security/app/", {"code": wrong(totp_code(key))})
     assert "That code is not right" in refused.content.decode()
-    assert not second_factor_on(user=developer.user)
+    assert not second_factor_on(user=account.user)
 
     with time_machine.travel(timezone.now() + timedelta(seconds=2)):
         done = client.post("/portal/security/app/", {"code": totp_code(key)}, follow=True)
     shown = re.findall(r"<li><code>([a-z2-7]{8})</code></li>", done.content.decode())
-    assert len(shown) == 10 and sorted(shown) == sorted(recovery_codes(user=developer.user))
+    assert len(shown) == 10 and sorted(shown) == sorted(recovery_codes(user=account.user))
     assert done["Cache-Control"].startswith("max-age=0")
-    assert TOTPDevice.objects.get(user=developer.user).confirmed
+    assert TOTPDevice.objects.get(user=account.user).confirmed
     # Shown once.
     later = client.get("/portal/security/recovery-codes/")
     assert not set(shown) & set(re.findall(r"[a-z2-7]{8}", later.content.decode()))
@@ -258,40 +258,40 @@ def test_setup_shows_the_secret_beside_its_qr_code_and_turns_on_with_a_code(clie
 
 
 def test_with_its_app_removed_a_developer_signs_in_with_a_recovery_code_and_sets_one_up(
-    client, developer_with_app
+    client, account_with_app
 ):
-    developer, app = developer_with_app
-    code, *_ = recovery_codes_renew(user=developer.user)
+    account, app = account_with_app
+    code, *_ = recovery_codes_renew(user=account.user)
     app.delete()  # as staff do in the admin for a lost phone
-    password_step(client, developer.user.email)
+    password_step(client, account.user.email)
     assert client.post(CODE, {"recovery_code": code})["Location"] == "/portal/"
     assert "was removed by staff" in client.get("/portal/security/").content.decode()
     assert secret_on(client.get("/portal/security/app/").content.decode())
 
 
-def test_new_recovery_codes_replace_the_old_ones(client, developer_with_app):
-    developer, _ = developer_with_app
-    old = recovery_codes_renew(user=developer.user)
-    client.force_login(developer.user)
+def test_new_recovery_codes_replace_the_old_ones(client, account_with_app):
+    account, _ = account_with_app
+    old = recovery_codes_renew(user=account.user)
+    client.force_login(account.user)
     page = client.post("/portal/security/recovery-codes/", follow=True).content.decode()
     new = re.findall(r"<li><code>([a-z2-7]{8})</code></li>", page)
     assert len(new) == 10 and not set(new) & set(old)
     assert StaticToken.objects.filter(token__in=old).count() == 0
 
 
-def test_a_developer_turns_the_factor_off(client, developer_with_app):
-    developer, _ = developer_with_app
-    client.force_login(developer.user)
+def test_a_developer_turns_the_factor_off(client, account_with_app):
+    account, _ = account_with_app
+    client.force_login(account.user)
     page = client.post("/portal/security/off/", follow=True).content.decode()
     assert "Two-factor sign-in is off" in page
-    assert not second_factor_on(user=developer.user)
-    assert recovery_codes(user=developer.user) == []
+    assert not second_factor_on(user=account.user)
+    assert recovery_codes(user=account.user) == []
     client.post("/accounts/sign-out/")
-    assert password_step(client, developer.user.email)["Location"] == "/portal/"
+    assert password_step(client, account.user.email)["Location"] == "/portal/"
 
 
-def test_the_security_page_is_in_the_portal_nav(client, make_developer):
-    client.force_login(make_developer().user)
+def test_the_security_page_is_in_the_portal_nav(client, make_account):
+    client.force_login(make_account().user)
     page = client.get("/portal/").content.decode()
     assert '<a href="/portal/security/">Security</a>' in page
     security = client.get("/portal/security/").content.decode()
@@ -303,55 +303,55 @@ def test_the_security_page_is_in_the_portal_nav(client, make_developer):
 
 
 @pytest.fixture
-def developer_key(client, make_developer, settings):
+def account_key(client, make_account, settings):
     settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.0/8"]  # the endpoint one action adds
-    developer = make_developer(email="careful@example.test")
-    authenticator_app(developer.user)
-    client.force_login(developer.user)
-    key, _ = api_key_create(developer=developer, name="Server")
-    return developer, key
+    account = make_account(email="careful@example.test")
+    authenticator_app(account.user)
+    client.force_login(account.user)
+    key, _ = api_key_create(account=account, name="Server")
+    return account, key
 
 
-def _create(client, developer, key):
+def _create(client, account, key):
     return client.post("/portal/keys/", {"name": "Another", "mode": "live"})
 
 
-def _roll(client, developer, key):
+def _roll(client, account, key):
     return client.post(f"/portal/keys/{key.pk}/roll/", {"old_key_stops": "0"})
 
 
-def _revoke(client, developer, key):
+def _revoke(client, account, key):
     return client.post(f"/portal/keys/{key.pk}/revoke/")
 
 
-def _new_codes(client, developer, key):
+def _new_codes(client, account, key):
     return client.post("/portal/security/recovery-codes/")
 
 
-def _off(client, developer, key):
+def _off(client, account, key):
     return client.post("/portal/security/off/")
 
 
-def _restrict(client, developer, key):
+def _restrict(client, account, key):
     return client.post(f"/portal/keys/{key.pk}/restrictions/", {"allowed_ips": "10.0.0.0/8"})
 
 
-def _add_webhook(client, developer, key):
+def _add_webhook(client, account, key):
     return client.post("/portal/webhooks/add/", {"url": "http://127.0.0.1:9/hook"})
 
 
-def _keys(developer):
+def _keys(account):
     return sorted(
-        ApiKey.objects.filter(developer=developer).values_list("pk", "revoked_at", "allowed_ips")
+        ApiKey.objects.filter(account=account).values_list("pk", "revoked_at", "allowed_ips")
     )
 
 
-def _state(developer):
+def _state(account):
     return (
-        _keys(developer),
-        second_factor_on(user=developer.user),
-        sorted(recovery_codes(user=developer.user)),
-        list(WebhookEndpoint.objects.filter(developer=developer).values_list("url", flat=True)),
+        _keys(account),
+        second_factor_on(user=account.user),
+        sorted(recovery_codes(user=account.user)),
+        list(WebhookEndpoint.objects.filter(account=account).values_list("url", flat=True)),
     )
 
 
@@ -369,17 +369,17 @@ SENSITIVE = [
 
 @pytest.mark.parametrize(("action", "form_page"), SENSITIVE)
 def test_after_15_minutes_a_sensitive_action_asks_to_confirm_first(
-    client, developer_key, action, form_page
+    client, account_key, action, form_page
 ):
-    developer, key = developer_key
-    recovery_codes_renew(user=developer.user)
-    before = _state(developer)
+    account, key = account_key
+    recovery_codes_renew(user=account.user)
+    before = _state(account)
     form_page = form_page.format(key=key.pk)
     with time_machine.travel(timezone.now() + timedelta(minutes=16)):
-        asked = action(client, developer, key)
+        asked = action(client, account, key)
         assert asked.status_code == 302
         assert asked["Location"] == f"/accounts/confirm/?next={form_page.replace('/', '%2F')}"
-        assert _state(developer) == before  # nothing done
+        assert _state(account) == before  # nothing done
 
         page = client.get(asked["Location"]).content.decode()
         assert "Confirm it is you" in page and 'autocomplete="current-password"' in page
@@ -389,37 +389,37 @@ def test_after_15_minutes_a_sensitive_action_asks_to_confirm_first(
         assert confirmed["Location"] == form_page
         assert "now submit the form again" in client.get(form_page).content.decode().lower()
 
-        done = action(client, developer, key)
+        done = action(client, account, key)
         assert done.status_code == 302 and not done["Location"].startswith("/accounts/confirm/")
-        assert _state(developer) != before
+        assert _state(account) != before
 
 
 @pytest.mark.parametrize(("action", "form_page"), SENSITIVE)
-def test_within_15_minutes_of_signing_in_nothing_is_asked(client, developer_key, action, form_page):
-    developer, key = developer_key
-    recovery_codes_renew(user=developer.user)
-    before = _state(developer)
+def test_within_15_minutes_of_signing_in_nothing_is_asked(client, account_key, action, form_page):
+    account, key = account_key
+    recovery_codes_renew(user=account.user)
+    before = _state(account)
     with time_machine.travel(timezone.now() + timedelta(minutes=14)):
-        done = action(client, developer, key)
+        done = action(client, account, key)
         assert done.status_code == 302 and not done["Location"].startswith("/accounts/confirm/")
-        assert _state(developer) != before
+        assert _state(account) != before
 
 
-def test_a_code_confirms_too_and_the_confirmation_lasts_15_minutes(client, developer_key):
-    developer, key = developer_key
-    app = TOTPDevice.objects.get(user=developer.user)
+def test_a_code_confirms_too_and_the_confirmation_lasts_15_minutes(client, account_key):
+    account, key = account_key
+    app = TOTPDevice.objects.get(user=account.user)
     later = timezone.now() + timedelta(minutes=20)
     with time_machine.travel(later):
-        confirm = _revoke(client, developer, key)["Location"]
+        confirm = _revoke(client, account, key)["Location"]
         assert client.post(confirm, {"code": totp_code(app.bin_key)}).status_code == 302
     with time_machine.travel(later + timedelta(minutes=14)):
-        assert _create(client, developer, key)["Location"].startswith("/portal/keys/")
+        assert _create(client, account, key)["Location"].startswith("/portal/keys/")
     with time_machine.travel(later + timedelta(minutes=16)):
-        assert _create(client, developer, key)["Location"].startswith("/accounts/confirm/")
+        assert _create(client, account, key)["Location"].startswith("/accounts/confirm/")
 
 
 def test_the_confirm_page_counts_against_the_sign_in_limit_and_returns_only_here(
-    client, developer_key
+    client, account_key
 ):
     with time_machine.travel(timezone.now() + timedelta(minutes=16)):
         page = "/accounts/confirm/?next=https://evil.example/"

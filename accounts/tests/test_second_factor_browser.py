@@ -104,11 +104,11 @@ def test_staff_set_up_a_factor_before_any_admin_page_opens(
 
 
 def test_a_developer_turns_the_factor_on_and_off_and_a_recovery_code_works_once(
-    live_server, browser_page, make_developer
+    live_server, browser_page, make_account
 ):
     site = live_server.url
-    developer = make_developer(email="careful@example.test")
-    email = developer.user.email
+    account = make_account(email="careful@example.test")
+    email = account.user.email
     page = browser_page
     page.set_viewport_size({"width": 390, "height": 844})
     page.goto(f"{site}/accounts/sign-in/")

@@ -13,7 +13,7 @@ from django.core import mail
 from django.utils import timezone
 
 from accounts.emails import send_email
-from accounts.models import Developer, KeyExpiryNotice, SignupLink
+from accounts.models import Account, KeyExpiryNotice, SignupLink
 from accounts.services import api_key_create, api_key_roll, signup_link_issue
 from accounts.tasks import purge_signup_links, send_key_expiry_notices
 from conftest import ROOT, _test_database_url
@@ -22,23 +22,23 @@ from phoneintel.celery import app as celery_app
 pytestmark = pytest.mark.django_db
 
 
-def test_expiry_notices_go_once_per_key_to_owners_of_active_keys_only(make_developer, sent):
+def test_expiry_notices_go_once_per_key_to_owners_of_active_keys_only(make_account, sent):
     now = timezone.now()
-    owner = make_developer(email="owner@example.test", name="Olive")
-    soon, _ = api_key_create(developer=owner, name="Soon", expires_at=now + timedelta(days=5))
-    also, _ = api_key_create(developer=owner, name="Also", expires_at=now + timedelta(days=6))
-    api_key_create(developer=owner, name="Later", expires_at=now + timedelta(days=30))
-    revoked, _ = api_key_create(developer=owner, name="Gone", expires_at=now + timedelta(days=2))
+    owner = make_account(email="owner@example.test", name="Olive")
+    soon, _ = api_key_create(account=owner, name="Soon", expires_at=now + timedelta(days=5))
+    also, _ = api_key_create(account=owner, name="Also", expires_at=now + timedelta(days=6))
+    api_key_create(account=owner, name="Later", expires_at=now + timedelta(days=30))
+    revoked, _ = api_key_create(account=owner, name="Gone", expires_at=now + timedelta(days=2))
     revoked.revoked_at = now
     revoked.save()
-    suspended = make_developer(access=Developer.Access.SUSPENDED)
-    api_key_create(developer=suspended, name="Off", expires_at=now + timedelta(days=3))
+    suspended = make_account(access=Account.Access.SUSPENDED)
+    api_key_create(account=suspended, name="Off", expires_at=now + timedelta(days=3))
     # A test key works before approval (`ApiKey.objects.usable`): its owner is told too.
-    pending = make_developer(email="pending@example.test", access=Developer.Access.PENDING)
+    pending = make_account(email="pending@example.test", access=Account.Access.PENDING)
     sandbox, _ = api_key_create(
-        developer=pending, name="Sandbox", expires_at=now + timedelta(days=4), mode="test"
+        account=pending, name="Sandbox", expires_at=now + timedelta(days=4), mode="test"
     )
-    api_key_create(developer=pending, name="Not yet", expires_at=now + timedelta(days=4))
+    api_key_create(account=pending, name="Not yet", expires_at=now + timedelta(days=4))
 
     noticed, emails = sent(send_key_expiry_notices.delay)
     assert noticed.get() == 3
@@ -61,23 +61,23 @@ def test_expiry_notices_go_once_per_key_to_owners_of_active_keys_only(make_devel
     assert again.get() == 0 and emails == []
 
 
-def test_a_rolled_key_gets_no_expiry_notice(make_developer, sent):
-    developer = make_developer()
+def test_a_rolled_key_gets_no_expiry_notice(make_account, sent):
+    account = make_account()
     now = timezone.now()
-    old, _ = api_key_create(developer=developer, name="Rolled")
+    old, _ = api_key_create(account=account, name="Rolled")
     api_key_roll(api_key=old, old_key_expires_at=now + timedelta(hours=2), now=now, actor="system")
     noticed, emails = sent(send_key_expiry_notices.delay)
     assert noticed.get() == 0 and emails == []
 
 
-def test_purge_deletes_used_and_expired_sign_up_links_only(make_developer, eager_tasks):
-    developer = make_developer()
+def test_purge_deletes_used_and_expired_sign_up_links_only(make_account, eager_tasks):
+    account = make_account()
     now = timezone.now()
-    used, _ = signup_link_issue(developer=developer, created_by=None, now=now)
+    used, _ = signup_link_issue(account=account, created_by=None, now=now)
     used.used_at = now
     used.save()
-    signup_link_issue(developer=developer, created_by=None, now=now - timedelta(8))
-    fresh, _ = signup_link_issue(developer=developer, created_by=None, now=now)
+    signup_link_issue(account=account, created_by=None, now=now - timedelta(8))
+    fresh, _ = signup_link_issue(account=account, created_by=None, now=now)
     assert purge_signup_links.delay().get() == 2
     assert list(SignupLink.objects.values_list("pk", flat=True)) == [fresh.pk]
     assert purge_signup_links.delay().get() == 0

@@ -34,18 +34,18 @@ def usage_rows(page: str) -> dict:
     return rows
 
 
-def test_usage_page_numbers_equal_the_account_endpoint(client, make_developer):
-    developer = make_developer()
-    first, first_raw = api_key_create(developer=developer, name="One", monthly_quota=5)
-    second, second_raw = api_key_create(developer=developer, name="Two")
+def test_usage_page_numbers_equal_the_account_endpoint(client, make_account):
+    account = make_account()
+    first, first_raw = api_key_create(account=account, name="One", monthly_quota=5)
+    second, second_raw = api_key_create(account=account, name="Two")
     lookups(client, first_raw, 3)
     lookups(client, second_raw, 2)
-    client.force_login(developer.user)
+    client.force_login(account.user)
     page = client.get("/portal/usage/").content.decode()
     rows = usage_rows(page)
     for key, raw in ((first, first_raw), (second, second_raw)):
-        account = client.get("/v1/data/account", HTTP_AUTHORIZATION=f"Bearer {raw}").json()
-        data = account["data"]
+        account_read = client.get("/v1/data/account", HTTP_AUTHORIZATION=f"Bearer {raw}").json()
+        data = account_read["data"]
         assert rows[key.pk] == {
             "units-used": data["usage"]["unitsUsed"],
             "units-quota": data["quota"]["monthlyUnits"],
@@ -57,10 +57,10 @@ def test_usage_page_numbers_equal_the_account_endpoint(client, make_developer):
     assert f"<title>{today:%Y-%m-%d}: 5 units</title>" in page
 
 
-def test_usage_page_shows_test_units_apart_from_live_ones(client, make_developer):
-    developer = make_developer()
-    live, live_raw = api_key_create(developer=developer, name="Production")
-    test, test_raw = api_key_create(developer=developer, name="Sandbox", mode="test")
+def test_usage_page_shows_test_units_apart_from_live_ones(client, make_account):
+    account = make_account()
+    live, live_raw = api_key_create(account=account, name="Production")
+    test, test_raw = api_key_create(account=account, name="Sandbox", mode="test")
     lookups(client, live_raw, 2)
     for _ in range(3):
         answer = client.post(
@@ -70,7 +70,7 @@ def test_usage_page_shows_test_units_apart_from_live_ones(client, make_developer
             HTTP_AUTHORIZATION=f"Bearer {test_raw}",
         )
         assert answer.status_code == 200 and answer.json()["meta"]["mode"] == "test"
-    client.force_login(developer.user)
+    client.force_login(account.user)
     page = client.get("/portal/usage/").content.decode()
     assert re.search(r'class="units-live">2<', page)
     assert re.search(r'class="units-test">3<', page)
@@ -89,15 +89,15 @@ def test_usage_page_shows_test_units_apart_from_live_ones(client, make_developer
     assert f"<title>{today:%Y-%m-%d}: 2 units</title>" in page
 
 
-def test_chart_has_a_bar_per_day_and_past_months_are_a_table(client, make_developer):
-    developer = make_developer()
-    key, raw = api_key_create(developer=developer, name="History")
+def test_chart_has_a_bar_per_day_and_past_months_are_a_table(client, make_account):
+    account = make_account()
+    key, raw = api_key_create(account=account, name="History")
     MonthlyUsage.objects.create(api_key=key, period=date(2026, 9, 1), units_used=41)
     with time_machine.travel(datetime(2026, 11, 3, 12, tzinfo=UTC)):
         lookups(client, raw, 1)
     with time_machine.travel(datetime(2026, 11, 5, 9, tzinfo=UTC)):
         lookups(client, raw, 2)
-        client.force_login(developer.user)
+        client.force_login(account.user)
         page = client.get("/portal/usage/").content.decode()
     bars = re.findall(r"<title>(2026-11-\d\d): (\d+) units?</title>", page)
     assert bars == [
@@ -112,17 +112,17 @@ def test_chart_has_a_bar_per_day_and_past_months_are_a_table(client, make_develo
     assert "2026-09" in past and ">41<" in past
 
 
-def test_usage_page_shows_only_the_developers_keys_this_month(client, make_developer, make_key):
+def test_usage_page_shows_only_the_developers_keys_this_month(client, make_account, make_key):
     other_key, other_raw = make_key(email="someone-else@example.test")
     lookups(client, other_raw, 1)
-    developer = make_developer()
+    account = make_account()
     old, _ = api_key_create(
-        developer=developer, name="Expired", expires_at=timezone.now() + timedelta(seconds=1)
+        account=account, name="Expired", expires_at=timezone.now() + timedelta(seconds=1)
     )
     old.expires_at = timezone.now() - timedelta(days=40)
     old.created_at = old.expires_at - timedelta(days=90)
     old.save()
-    client.force_login(developer.user)
+    client.force_login(account.user)
     page = client.get("/portal/usage/").content.decode()
     assert other_key.prefix not in page and old.prefix not in page
     assert "No keys used or live this month." in page
@@ -150,10 +150,10 @@ def table(page: str, label: str) -> list[list[str]]:
     ]
 
 
-def test_usage_page_shows_units_per_product_and_per_day_and_product(client, make_developer):
-    developer = make_developer()
-    _, first_raw = api_key_create(developer=developer, name="One")
-    _, second_raw = api_key_create(developer=developer, name="Two")
+def test_usage_page_shows_units_per_product_and_per_day_and_product(client, make_account):
+    account = make_account()
+    _, first_raw = api_key_create(account=account, name="One")
+    _, second_raw = api_key_create(account=account, name="Two")
     phone = {"phone": "+447912345678"}
     with time_machine.travel(datetime(2026, 11, 3, 12, tzinfo=UTC)):
         lookups(client, first_raw, 2)  # phone-risk
@@ -162,7 +162,7 @@ def test_usage_page_shows_units_per_product_and_per_day_and_product(client, make
         bulk = {"product": "phone-lookup", "inputs": [phone, phone, {"phone": "12345"}]}
         post_json(client, second_raw, "bulk-lookups", bulk, HTTP_IDEMPOTENCY_KEY="usage-bulk-1")
         lookups(client, first_raw, 1)
-        client.force_login(developer.user)
+        client.force_login(account.user)
         page = client.get("/portal/usage/").content.decode()
 
     assert table(page, "This month per product") == [
@@ -181,14 +181,14 @@ def test_usage_page_shows_units_per_product_and_per_day_and_product(client, make
     assert "<title>2026-11-05: 3 units</title>" in page
 
 
-def test_units_charged_before_the_split_show_as_not_recorded(client, make_developer):
-    developer = make_developer()
-    key, raw = api_key_create(developer=developer, name="Old")
+def test_units_charged_before_the_split_show_as_not_recorded(client, make_account):
+    account = make_account()
+    key, raw = api_key_create(account=account, name="Old")
     today = timezone.now().date()
     MonthlyUsage.objects.create(api_key=key, period=month_start(timezone.now()), units_used=4)
     DailyUsage.objects.create(api_key=key, day=today, units_used=4)  # product ''
     lookups(client, raw, 1)
-    client.force_login(developer.user)
+    client.force_login(account.user)
     page = client.get("/portal/usage/").content.decode()
     assert table(page, "This month per product")[1:] == [
         ["Phone risk check phone-risk", "1"],
@@ -197,13 +197,13 @@ def test_units_charged_before_the_split_show_as_not_recorded(client, make_develo
     assert table(page, "Units per day and product")[1:] == [[f"{today:%Y-%m-%d}", "1", "4", "5"]]
 
 
-def test_dashboard_warns_for_an_active_key_past_80_percent_of_its_quota(client, make_developer):
-    developer = make_developer()
-    near, near_raw = api_key_create(developer=developer, name="Near", monthly_quota=10)
-    under, under_raw = api_key_create(developer=developer, name="Under", monthly_quota=10)
+def test_dashboard_warns_for_an_active_key_past_80_percent_of_its_quota(client, make_account):
+    account = make_account()
+    near, near_raw = api_key_create(account=account, name="Near", monthly_quota=10)
+    under, under_raw = api_key_create(account=account, name="Under", monthly_quota=10)
     lookups(client, near_raw, 8)
     lookups(client, under_raw, 7)
-    client.force_login(developer.user)
+    client.force_login(account.user)
     page = client.get("/portal/").content.decode()
     warning = r'<p class="message message-warning quota-warning"[^>]*>(.*?)</p>'
     warnings = re.findall(warning, page, re.S)
@@ -220,29 +220,29 @@ def test_dashboard_warns_for_an_active_key_past_80_percent_of_its_quota(client, 
     assert "quota-warning" not in client.get("/portal/").content.decode()
 
 
-def test_live_units_read_as_units_of_the_allowance(client, make_developer):
+def test_live_units_read_as_units_of_the_allowance(client, make_account):
     """The live total is a number of units against the developer's allowance, which is
     shown, not a count of keys."""
-    developer = make_developer(monthly_allowance=12_500)
-    _, raw = api_key_create(developer=developer, name="Production")
+    account = make_account(monthly_allowance=12_500)
+    _, raw = api_key_create(account=account, name="Production")
     lookups(client, raw, 3)
-    client.force_login(developer.user)
+    client.force_login(account.user)
     page = client.get("/portal/usage/").content.decode()
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page))
     assert "Live units 3 of 12,500 units this month" in text
     assert "live keys, against" not in text
 
 
-def test_a_rolled_key_and_its_successor_count_their_units_once(client, make_developer):
-    developer = make_developer()
-    old, old_raw = api_key_create(developer=developer, name="Production")
+def test_a_rolled_key_and_its_successor_count_their_units_once(client, make_account):
+    account = make_account()
+    old, old_raw = api_key_create(account=account, name="Production")
     lookups(client, old_raw, 2)
     now = timezone.now()
     new, new_raw = api_key_roll(
         api_key=old, old_key_expires_at=now + timedelta(hours=1), now=now, actor="developer"
     )
     lookups(client, new_raw, 3)
-    client.force_login(developer.user)
+    client.force_login(account.user)
     page = client.get("/portal/usage/").content.decode()
     rows = usage_rows(page)
     # One row for the lineage, under its newest key, naming the key it was rolled from.

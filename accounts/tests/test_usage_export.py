@@ -31,20 +31,20 @@ def spend(base: str, raw: str, path: str, phone: str) -> None:
 
 
 @pytest.fixture
-def spent(live_server, make_developer):
+def spent(live_server, make_account):
     """Two live keys and a test key of one developer, each with units this month."""
     import_module("catalog.migrations.0002_seed_products").seed(apps, None)
-    developer = make_developer(email="export@example.test")
+    account = make_account(email="export@example.test")
     (one, one_raw), (two, two_raw) = (
-        api_key_create(developer=developer, name=name) for name in ("One", "Two")
+        api_key_create(account=account, name=name) for name in ("One", "Two")
     )
-    test, test_raw = api_key_create(developer=developer, name="Sandbox", mode=ApiKey.Mode.TEST)
+    test, test_raw = api_key_create(account=account, name="Sandbox", mode=ApiKey.Mode.TEST)
     for path, phone in CALLS:
         spend(live_server.url, one_raw, path, phone)
     spend(live_server.url, two_raw, "phone-risk-checks", "+14155552671")
     spend(live_server.url, test_raw, "phone-risk-checks", "+12025550100")
     spend(live_server.url, test_raw, "phone-risk-checks", "+12025550101")
-    return developer, one, two, test
+    return account, one, two, test
 
 
 def rows_of(text: str) -> list[dict]:
@@ -52,8 +52,8 @@ def rows_of(text: str) -> list[dict]:
 
 
 def test_the_csv_holds_every_day_key_and_product_with_the_right_totals(client, spent):
-    developer, one, two, test = spent
-    client.login(username=developer.user.email, password=PASSWORD)
+    account, one, two, test = spent
+    client.login(username=account.user.email, password=PASSWORD)
     response = client.get("/portal/usage.csv")
     assert response.status_code == 200
     assert response["Content-Type"] == "text/csv; charset=utf-8"
@@ -73,19 +73,19 @@ def test_the_csv_holds_every_day_key_and_product_with_the_right_totals(client, s
 
 
 def test_a_month_with_nothing_is_a_header_only_and_another_developer_sees_none(
-    client, spent, make_developer
+    client, spent, make_account
 ):
-    other = make_developer(email="other@example.test")
+    other = make_account(email="other@example.test")
     client.login(username=other.user.email, password=PASSWORD)
     assert rows_of(client.get("/portal/usage.csv").content.decode()) == []
-    developer = spent[0]
-    client.login(username=developer.user.email, password=PASSWORD)
+    account = spent[0]
+    client.login(username=account.user.email, password=PASSWORD)
     assert rows_of(client.get("/portal/usage.csv?month=2001-01").content.decode()) == []
 
 
 def test_the_day_chart_shows_live_keys_or_one_key(client, spent):
-    developer, _, two, test = spent
-    client.login(username=developer.user.email, password=PASSWORD)
+    account, _, two, test = spent
+    client.login(username=account.user.email, password=PASSWORD)
     page = client.get("/portal/usage/").content.decode()
     assert "all live keys" in page
     assert "4 units" in page  # today's bar: the live keys' units only
@@ -97,10 +97,10 @@ def test_the_day_chart_shows_live_keys_or_one_key(client, spent):
 
 @pytest.mark.django_db(transaction=True)
 def test_the_csv_downloads_in_a_browser_with_the_right_totals(live_server, spent, browser_page):
-    developer, *_ = spent
+    account, *_ = spent
     page = browser_page
     page.goto(f"{live_server.url}/accounts/sign-in/")
-    page.get_by_label("Email address").fill(developer.user.email)
+    page.get_by_label("Email address").fill(account.user.email)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     page.goto(f"{live_server.url}/portal/usage/")
@@ -118,15 +118,15 @@ def test_the_csv_downloads_in_a_browser_with_the_right_totals(live_server, spent
 
 @pytest.mark.django_db(transaction=True)
 def test_a_roll_in_the_portal_keeps_the_months_units_on_the_successor(
-    live_server, make_developer, browser_page
+    live_server, make_account, browser_page
 ):
-    developer = make_developer(email="roller@example.test")
-    key, raw = api_key_create(developer=developer, name="Checkout", monthly_quota=50)
+    account = make_account(email="roller@example.test")
+    key, raw = api_key_create(account=account, name="Checkout", monthly_quota=50)
     for _ in range(3):
         spend(live_server.url, raw, "phone-risk-checks", "+14155552671")
     page = browser_page
     page.goto(f"{live_server.url}/accounts/sign-in/")
-    page.get_by_label("Email address").fill(developer.user.email)
+    page.get_by_label("Email address").fill(account.user.email)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     page.locator(f'table.keys tr[data-key-id="{key.pk}"]').get_by_role("link", name="Roll").click()
@@ -134,7 +134,7 @@ def test_a_roll_in_the_portal_keeps_the_months_units_on_the_successor(
     page.get_by_role("button", name="Roll key").click()
     new_raw = page.locator("input[readonly]").first.input_value()
     assert new_raw.startswith("pi_beta_") and new_raw != raw
-    successor = developer.api_keys.get(rolled_from=key)
+    successor = account.api_keys.get(rolled_from=key)
     page.goto(f"{live_server.url}/portal/")
     row = page.locator(f'table.keys tr[data-key-id="{successor.pk}"]')
     assert row.locator("td[data-label='Units this month']").inner_text().startswith("3 of 50")
@@ -142,7 +142,7 @@ def test_a_roll_in_the_portal_keeps_the_months_units_on_the_successor(
     spend(live_server.url, new_raw, "phone-risk-checks", "+14155552671")
     page.reload()
     assert row.locator("td[data-label='Units this month']").inner_text().startswith("4 of 50")
-    account = httpx.get(
+    account_read = httpx.get(
         f"{live_server.url}/v1/data/account", headers={"Authorization": f"Bearer {new_raw}"}
     ).json()["data"]
-    assert account["usage"]["unitsUsed"] == 4
+    assert account_read["usage"]["unitsUsed"] == 4

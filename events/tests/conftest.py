@@ -2,7 +2,7 @@
 from accounts.tests.conftest import (  # noqa: F401
     _fast_password_hashing,
     eager_tasks,
-    make_developer,
+    make_account,
     sent,
     staff_client,
 )

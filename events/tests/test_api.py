@@ -21,7 +21,7 @@ def contract(client):
     return Contract(client.get("/v1/data/openapi.json").json())
 
 
-def add(developer_id, type="key.revoked", mode="live", minutes_ago=0, **data):
+def add(account_id, type="key.revoked", mode="live", minutes_ago=0, **data):
     """An event as of `minutes_ago` (its id sorts by that time, as a real one would)."""
     created_at = timezone.now() - timedelta(minutes=minutes_ago)
     millis = int(created_at.timestamp() * 1000)
@@ -29,7 +29,7 @@ def add(developer_id, type="key.revoked", mode="live", minutes_ago=0, **data):
     event_id = "evt_" + _crockford(millis, 10) + suffix
     return Event.objects.create(
         id=event_id,
-        developer_id=developer_id,
+        account_id=account_id,
         type=type,
         mode=mode,
         actor_type="system",
@@ -53,7 +53,7 @@ def test_pages_newest_first_until_has_more_is_false(client, make_key, contract):
     recent = list(Event.objects.order_by("-id").values_list("id", flat=True))
     assert len(recent) == 2
     made = [
-        add(key.developer_id, minutes_ago=50 - i, keyPrefix="pi_beta_AbCd1234", name=f"Key {i}")
+        add(key.account_id, minutes_ago=50 - i, keyPrefix="pi_beta_AbCd1234", name=f"Key {i}")
         for i in range(45)
     ]
     expected = recent + [e.id for e in reversed(made)]
@@ -83,11 +83,11 @@ def test_pages_newest_first_until_has_more_is_false(client, make_key, contract):
 
 def test_only_the_keys_developer_and_mode(client, make_key, contract):
     key, raw = make_key()
-    _, test_raw = api_key_create(developer=key.developer, mode="test")
+    _, test_raw = api_key_create(account=key.account, mode="test")
     other, _ = make_key()
-    mine_live = add(key.developer_id, type="key.revoked")
-    mine_test = add(key.developer_id, type="key.revoked", mode="test")
-    add(other.developer_id, type="key.revoked")
+    mine_live = add(key.account_id, type="key.revoked")
+    mine_test = add(key.account_id, type="key.revoked", mode="test")
+    add(other.account_id, type="key.revoked")
 
     live = get(client, raw, type="key.revoked").json()
     assert [i["id"] for i in live["data"]["items"]] == [mine_live.id]
@@ -100,7 +100,7 @@ def test_only_the_keys_developer_and_mode(client, make_key, contract):
 def test_type_filter(client, make_key):
     key, raw = make_key()
     threshold = add(
-        key.developer_id,
+        key.account_id,
         type="quota.threshold_reached",
         keyPrefix="pi_beta_AbCd1234",
         threshold=80,
@@ -108,7 +108,7 @@ def test_type_filter(client, make_key):
         unitsQuota=10,
         period="2026-11",
     )
-    add(key.developer_id, type="key.revoked")
+    add(key.account_id, type="key.revoked")
     body = get(client, raw, type="quota.threshold_reached").json()["data"]
     assert body == {"items": [threshold.as_payload()], "hasMore": False}
     assert get(client, raw, type="key.expired").json()["data"] == {"items": [], "hasMore": False}

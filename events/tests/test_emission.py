@@ -13,7 +13,7 @@ from django.core.management import call_command
 from django.db import connections
 from django.utils import timezone
 
-from accounts.models import ApiKey, Developer, DeveloperMonthlyUsage, MonthlyUsage, month_start
+from accounts.models import Account, AccountMonthlyUsage, ApiKey, MonthlyUsage, month_start
 from accounts.services import api_key_create
 from accounts.tasks import record_expired_keys, send_key_expiry_notices
 from events.models import Event
@@ -44,12 +44,12 @@ def lookup(client, raw, phone=PHONE):
 # --- The portal: the developer acts ----------------------------------------------------
 
 
-def test_portal_key_create_roll_and_revoke_record_one_event_each(client, make_developer):
-    developer = make_developer()
-    client.force_login(developer.user)
+def test_portal_key_create_roll_and_revoke_record_one_event_each(client, make_account):
+    account = make_account()
+    client.force_login(account.user)
 
     assert client.post("/portal/keys/", {"name": "Production"}).status_code == 302
-    key = developer.api_keys.get()
+    key = account.api_keys.get()
     event = only_event()
     assert event.as_payload() == {
         "id": event.id,
@@ -65,7 +65,7 @@ def test_portal_key_create_roll_and_revoke_record_one_event_each(client, make_de
     }
 
     assert client.post("/portal/keys/", {"name": "CI", "mode": "test"}).status_code == 302
-    test_key = developer.api_keys.get(mode="test")
+    test_key = account.api_keys.get(mode="test")
     assert only_event(type="key.created", mode="test").data["keyPrefix"] == test_key.prefix
 
     assert client.post(f"/portal/keys/{key.pk}/roll/", {"old_key_stops": "60"}).status_code == 302
@@ -93,9 +93,9 @@ def test_portal_key_create_roll_and_revoke_record_one_event_each(client, make_de
     assert len(events()) == 4
 
 
-def test_a_refused_key_creation_records_nothing(client, make_developer):
-    developer = make_developer(access=Developer.Access.PENDING)
-    client.force_login(developer.user)
+def test_a_refused_key_creation_records_nothing(client, make_account):
+    account = make_account(access=Account.Access.PENDING)
+    client.force_login(account.user)
     assert client.post("/portal/keys/", {"name": "Live", "mode": "live"}).status_code == 403
     assert events() == []
 
@@ -103,10 +103,10 @@ def test_a_refused_key_creation_records_nothing(client, make_developer):
 # --- The admin: staff act ----------------------------------------------------------------
 
 
-def test_admin_approve_suspend_reactivate_invite_and_revoke(staff_client, make_developer, make_key):
-    waiting = make_developer(email="waits@example.test", access=Developer.Access.PENDING)
+def test_admin_approve_suspend_reactivate_invite_and_revoke(staff_client, make_account, make_key):
+    waiting = make_account(email="waits@example.test", access=Account.Access.PENDING)
     staff_client.post(f"/admin/accounts/accessrequest/{waiting.pk}/approve/", {})
-    approved = only_event(developer=waiting)
+    approved = only_event(account=waiting)
     assert (approved.type, approved.actor_type, approved.mode) == (
         "access.approved",
         "staff",
@@ -114,9 +114,9 @@ def test_admin_approve_suspend_reactivate_invite_and_revoke(staff_client, make_d
     )
     assert approved.data == {"access": "approved", "previousAccess": "pending"}
 
-    changelist = "/admin/accounts/developer/"
+    changelist = "/admin/accounts/account/"
     staff_client.post(changelist, {"action": "suspend", "_selected_action": [waiting.pk]})
-    suspended = only_event(developer=waiting, type="access.suspended")
+    suspended = only_event(account=waiting, type="access.suspended")
     assert (suspended.actor_type, suspended.data) == (
         "staff",
         {"access": "suspended", "previousAccess": "approved"},
@@ -124,19 +124,19 @@ def test_admin_approve_suspend_reactivate_invite_and_revoke(staff_client, make_d
     # Suspending a suspended developer changes nothing and records nothing.
     staff_client.post(changelist, {"action": "suspend", "_selected_action": [waiting.pk]})
     staff_client.post(changelist, {"action": "reactivate", "_selected_action": [waiting.pk]})
-    reactivated = events(developer=waiting)[-1]
+    reactivated = events(account=waiting)[-1]
     assert (reactivated.type, reactivated.actor_type, reactivated.data) == (
         "access.approved",
         "staff",
         {"access": "approved", "previousAccess": "suspended"},
     )
-    assert len(events(developer=waiting)) == 3
+    assert len(events(account=waiting)) == 3
 
     staff_client.post(
         "/admin/accounts/signuplink/invite/",
         {"email": "grace@example.test", "name": "Grace", "company": "", "monthly_quota": ""},
     )
-    invited = only_event(developer__user__email="grace@example.test")
+    invited = only_event(account__user__email="grace@example.test")
     assert (invited.type, invited.actor_type, invited.data) == (
         "access.approved",
         "staff",
@@ -148,15 +148,15 @@ def test_admin_approve_suspend_reactivate_invite_and_revoke(staff_client, make_d
     staff_client.post("/admin/accounts/apikey/", {"action": "revoke", "_selected_action": [key.pk]})
     assert len(events()) == before + 1
     revoked = only_event(type="key.revoked")
-    assert (revoked.actor_type, revoked.developer_id) == ("staff", key.developer_id)
+    assert (revoked.actor_type, revoked.account_id) == ("staff", key.account_id)
 
 
 def test_restrictions_changed_record_key_restricted_by_whoever_changed_them(
-    client, staff_client, make_developer
+    client, staff_client, make_account
 ):
-    developer = make_developer()
-    client.force_login(developer.user)
-    key, _ = api_key_create(developer=developer, name="Restricted")
+    account = make_account()
+    client.force_login(account.user)
+    key, _ = api_key_create(account=account, name="Restricted")
     before = len(events())
 
     client.post(f"/portal/keys/{key.pk}/restrictions/", {"allowed_ips": "10.0.0.0/8"})
@@ -226,10 +226,10 @@ def test_key_expiring_is_recorded_once_by_the_daily_task(make_key, sent):
     _, emails = sent(lambda: send_key_expiry_notices.delay().get())
     assert len(emails) == 1  # the email still goes, with the event
     expiring = only_event(type="key.expiring")
-    assert (expiring.actor_type, expiring.mode, expiring.developer_id) == (
+    assert (expiring.actor_type, expiring.mode, expiring.account_id) == (
         "system",
         "live",
-        soon.developer_id,
+        soon.account_id,
     )
     assert expiring.data == {
         "keyPrefix": soon.prefix,
@@ -254,9 +254,9 @@ def test_key_expired_is_recorded_once_per_key_by_the_hourly_task(make_key, eager
 
     assert record_expired_keys.delay().get() == 1
     event = only_event(type="key.expired")
-    assert (event.actor_type, event.developer_id, event.data) == (
+    assert (event.actor_type, event.account_id, event.data) == (
         "system",
-        expired.developer_id,
+        expired.account_id,
         {
             "keyPrefix": expired.prefix,
             "name": expired.name,
@@ -298,7 +298,7 @@ def test_quota_thresholds_are_recorded_once_each_by_the_crossing_lookup(client, 
 
 def test_allowance_thresholds_are_recorded_by_the_crossing_lookup(client, make_key):
     key, raw = make_key(monthly_quota=1000)
-    Developer.objects.filter(pk=key.developer_id).update(monthly_allowance=5)
+    Account.objects.filter(pk=key.account_id).update(monthly_allowance=5)
     for _ in range(5):
         assert lookup(client, raw).status_code == 200
     reached = events(type="allowance.threshold_reached")
@@ -331,11 +331,11 @@ def test_a_test_key_crosses_no_threshold(client, make_key):
 def test_8_concurrent_charges_across_80_percent_record_one_event_each(make_key, charge):
     """Real threads, each on its own PostgreSQL connection, charging at once."""
     key, _ = make_key(monthly_quota=100)
-    Developer.objects.filter(pk=key.developer_id).update(monthly_allowance=100)
+    Account.objects.filter(pk=key.account_id).update(monthly_allowance=100)
     now = timezone.now()
     MonthlyUsage.objects.create(api_key=key, period=month_start(now), units_used=76)
-    DeveloperMonthlyUsage.objects.create(
-        developer_id=key.developer_id, period=month_start(now), units_used=76, units_allowed=100
+    AccountMonthlyUsage.objects.create(
+        account_id=key.account_id, period=month_start(now), units_used=76, units_allowed=100
     )
     key = ApiKey.objects.get(pk=key.pk)
     start = threading.Barrier(8)
@@ -366,12 +366,12 @@ def test_8_concurrent_charges_across_80_percent_record_one_event_each(make_key, 
 # --- Privacy ---------------------------------------------------------------------------
 
 
-def test_no_event_holds_a_raw_key_or_a_looked_up_number(client, make_developer, make_key):
-    developer = make_developer()
-    client.force_login(developer.user)
+def test_no_event_holds_a_raw_key_or_a_looked_up_number(client, make_account, make_key):
+    account = make_account()
+    client.force_login(account.user)
     shown = client.get(client.post("/portal/keys/", {"name": "Portal"})["Location"])
     portal_raw = re.search(r'value="(pi_beta_[0-9A-Za-z]{38})"', shown.content.decode())[1]
-    portal_key = developer.api_keys.get()
+    portal_key = account.api_keys.get()
     rolled = client.get(
         client.post(f"/portal/keys/{portal_key.pk}/roll/", {"old_key_stops": "0"})["Location"]
     )
@@ -382,7 +382,7 @@ def test_no_event_holds_a_raw_key_or_a_looked_up_number(client, make_developer, 
         lookup(client, raw, phone=number)
     call_command("apikey", "revoke", str(key.pk))
     raws = [raw, portal_raw, rolled_raw]
-    _, test_raw = api_key_create(developer=developer, mode="test")
+    _, test_raw = api_key_create(account=account, mode="test")
     raws.append(test_raw)
     lookup(client, test_raw, phone="+12025550102")
 

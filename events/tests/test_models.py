@@ -32,10 +32,10 @@ def test_after_a_clock_set_back_ids_follow_the_clock_again():
     assert now < ahead
 
 
-def test_emit_inserts_one_row_whose_payload_is_the_contracts(make_developer):
-    developer = make_developer()
+def test_emit_inserts_one_row_whose_payload_is_the_contracts(make_account):
+    account = make_account()
     event = event_emit(
-        developer=developer,
+        account=account,
         type="key.created",
         mode="test",
         actor="developer",
@@ -64,12 +64,12 @@ def test_emit_inserts_one_row_whose_payload_is_the_contracts(make_developer):
         {"list": ["4155550123"]},
     ],
 )
-def test_emit_refuses_raw_keys_secrets_and_numbers(make_developer, data):
+def test_emit_refuses_raw_keys_secrets_and_numbers(make_account, data):
     if "key" in data:
         data = {"key": crypto.generate_key()}
     with pytest.raises(EventDataRefused):
         event_emit(
-            developer=make_developer(), type="key.created", mode="live", actor="system", data=data
+            account=make_account(), type="key.created", mode="live", actor="system", data=data
         )
     assert not Event.objects.exists()
 
@@ -79,9 +79,9 @@ def _raw(sql, params=()):
         cursor.execute(sql, params)
 
 
-def test_database_refuses_update_and_delete(make_developer):
+def test_database_refuses_update_and_delete(make_account):
     event = event_emit(
-        developer=make_developer(), type="access.approved", mode="live", actor="staff", data={}
+        account=make_account(), type="access.approved", mode="live", actor="staff", data={}
     )
     with pytest.raises(DatabaseError, match="Cannot update"):
         _raw("UPDATE events_event SET type = 'key.revoked' WHERE id = %s", [event.pk])
@@ -89,7 +89,7 @@ def test_database_refuses_update_and_delete(make_developer):
         _raw("DELETE FROM events_event WHERE id = %s", [event.pk])
     # An event 400 days old is still a year of history younger than the rule: refused too.
     old = Event.objects.create(
-        developer_id=event.developer_id,
+        account_id=event.account_id,
         type="key.created",
         mode="live",
         actor_type="system",
@@ -103,12 +103,12 @@ def test_database_refuses_update_and_delete(make_developer):
     assert Event.objects.count() == 2
 
 
-def test_purge_removes_only_events_older_than_400_days(make_developer):
-    developer = make_developer()
+def test_purge_removes_only_events_older_than_400_days(make_account):
+    account = make_account()
     now = timezone.now()
     for days in (401, 400.01, 399.99, 10, 0):
         Event.objects.create(
-            developer=developer,
+            account=account,
             type="key.created",
             mode="live",
             actor_type="system",

@@ -6,13 +6,13 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from accounts.models import ApiKey, Developer
+from accounts.models import Account, ApiKey
 from accounts.services import (
     access_request_approve,
+    account_reactivate,
+    account_suspend,
     api_key_create,
     api_key_roll,
-    developer_reactivate,
-    developer_suspend,
 )
 from accounts.tasks import record_expired_keys, send_key_expiry_notices
 from events.models import Event, EventType
@@ -47,25 +47,23 @@ def test_each_type_has_a_component_with_a_conforming_example(contract):
     assert event_component("quota.threshold_reached") == "QuotaThresholdReachedEvent"
 
 
-def test_every_event_the_code_emits_conforms(
-    contract, make_developer, make_key, client, eager_tasks
-):
+def test_every_event_the_code_emits_conforms(contract, make_account, make_key, client, eager_tasks):
     """Each emitter run once (restricted and webhook.test as their own services will)."""
 
-    developer = make_developer(access=Developer.Access.PENDING)
+    account = make_account(access=Account.Access.PENDING)
     access_request_approve(
-        developer=developer, monthly_quota=None, reviewer=None, now=timezone.now(), actor="staff"
+        account=account, monthly_quota=None, reviewer=None, now=timezone.now(), actor="staff"
     )
-    developer_suspend(developer=developer, now=timezone.now(), actor="staff")
-    developer_reactivate(developer=developer, now=timezone.now(), actor="staff")
-    key, raw = api_key_create(developer=developer, monthly_quota=5)
+    account_suspend(account=account, now=timezone.now(), actor="staff")
+    account_reactivate(account=account, now=timezone.now(), actor="staff")
+    key, raw = api_key_create(account=account, monthly_quota=5)
     now = timezone.now()
     api_key_roll(api_key=key, old_key_expires_at=now, now=now, actor="system")
     call_command("apikey", "revoke", str(key.pk), stdout=open("/dev/null", "w"))  # noqa: SIM115
     soon, raw = api_key_create(
-        developer=developer, monthly_quota=5, expires_at=timezone.now() + timedelta(days=3)
+        account=account, monthly_quota=5, expires_at=timezone.now() + timedelta(days=3)
     )
-    Developer.objects.filter(pk=developer.pk).update(monthly_allowance=5)
+    Account.objects.filter(pk=account.pk).update(monthly_allowance=5)
     for _ in range(5):
         client.post(
             "/v1/data/carrier-lookups",
@@ -77,13 +75,13 @@ def test_every_event_the_code_emits_conforms(
     ApiKey.objects.filter(pk=soon.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     record_expired_keys.delay()
     event_emit(
-        developer=developer,
+        account=account,
         type="key.restricted",
         mode="live",
         actor="developer",
         data={"keyPrefix": soon.prefix, "name": soon.name, "products": None, "allowedIps": []},
     )
-    event_emit(developer=developer, type="webhook.test", mode="test", actor="developer",
+    event_emit(account=account, type="webhook.test", mode="test", actor="developer",
                data={"endpointId": 1})  # fmt: skip
 
     assert set(Event.objects.values_list("type", flat=True)) == set(EventType.values)

@@ -14,36 +14,36 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def developer_with_events(client, make_developer):
-    developer = make_developer(email="events@example.test")
-    client.force_login(developer.user)
+def account_with_events(client, make_account):
+    account = make_account(email="events@example.test")
+    client.force_login(account.user)
     client.post("/portal/keys/", {"name": "Production"})
     client.post("/portal/keys/", {"name": "Sandbox", "mode": "test"})
-    production = developer.api_keys.get(mode="live")
+    production = account.api_keys.get(mode="live")
     client.post(f"/portal/keys/{production.pk}/revoke/")
     event_emit(
-        developer=developer,
+        account=account,
         type="quota.threshold_reached",
         mode="live",
         actor="system",
         data={"keyPrefix": production.prefix, "threshold": 80, "unitsUsed": 800,
               "unitsQuota": 1000, "period": "2026-11"},
     )  # fmt: skip
-    return developer
+    return account
 
 
 def rows(page: str) -> list[str]:
     return [chunk.split('"', 1)[0] for chunk in page.split('data-event-id="')[1:]]
 
 
-def test_the_page_lists_the_developers_events_newest_first(client, developer_with_events, make_key):
+def test_the_page_lists_the_developers_events_newest_first(client, account_with_events, make_key):
     make_key(email="someone-else@example.test")  # another developer's events stay theirs
     response = client.get("/portal/events/")
     assert response.status_code == 200
     page = response.content.decode()
-    mine = list(Event.objects.filter(developer=developer_with_events).order_by("-id"))
+    mine = list(Event.objects.filter(account=account_with_events).order_by("-id"))
     assert rows(page) == [event.id for event in mine] and len(mine) == 4
-    production = developer_with_events.api_keys.get(mode="live")
+    production = account_with_events.api_keys.get(mode="live")
     assert "80% of the key&#x27;s quota: 800 of 1000 units in 2026-11" in page
     assert "“Production” revoked" in page
     assert f"<code>{production.prefix}…</code>" in page
@@ -54,10 +54,10 @@ def test_the_page_lists_the_developers_events_newest_first(client, developer_wit
     assert signed_out.status_code == 302 and "/accounts/sign-in/" in signed_out["Location"]
 
 
-def test_filters_by_type_and_key(client, developer_with_events, make_developer):
-    developer = developer_with_events
-    production = developer.api_keys.get(mode="live")
-    sandbox = developer.api_keys.get(mode="test")
+def test_filters_by_type_and_key(client, account_with_events, make_account):
+    account = account_with_events
+    production = account.api_keys.get(mode="live")
+    sandbox = account.api_keys.get(mode="test")
     page = client.get("/portal/events/", {"type": "key.created"}).content.decode()
     assert len(rows(page)) == 2 and "2 events match," not in page and "2 events match" in page
     page = client.get("/portal/events/", {"key": production.pk}).content.decode()
@@ -71,14 +71,14 @@ def test_filters_by_type_and_key(client, developer_with_events, make_developer):
     page = client.get("/portal/events/", {"type": "key.expired"}).content.decode()
     assert rows(page) == [] and "No event matches these filters." in page
     # Someone else's key filters nothing (it is no choice of this form).
-    other_key = make_developer().api_keys.create(
+    other_key = make_account().api_keys.create(
         name="x", prefix="pi_beta_zzzzzzzz", key_hash="0" * 64, expires_at=production.expires_at
     )
     assert len(rows(client.get("/portal/events/", {"key": other_key.pk}).content.decode())) == 4
 
 
-def test_csv_has_every_filtered_event(client, developer_with_events):
-    production = developer_with_events.api_keys.get(mode="live")
+def test_csv_has_every_filtered_event(client, account_with_events):
+    production = account_with_events.api_keys.get(mode="live")
     response = client.get("/portal/events.csv", {"key": production.pk})
     assert response["Content-Type"] == "text/csv; charset=utf-8"
     assert "phoneintel-events.csv" in response["Content-Disposition"]
@@ -98,7 +98,7 @@ def test_csv_has_every_filtered_event(client, developer_with_events):
     assert f'href="/portal/events.csv?key={production.pk}"' in page
 
 
-def test_staff_see_events_read_only_in_the_admin(staff_client, developer_with_events):
+def test_staff_see_events_read_only_in_the_admin(staff_client, account_with_events):
     event = Event.objects.filter(type="key.revoked").get()
     listing = staff_client.get("/admin/events/event/").content.decode()
     assert event.id in listing and "events@example.test" in listing
@@ -115,8 +115,8 @@ def test_staff_see_events_read_only_in_the_admin(staff_client, developer_with_ev
     assert response.status_code in (200, 302)
 
 
-def test_staff_find_a_keys_events_by_its_prefix(staff_client, developer_with_events):
-    production = developer_with_events.api_keys.get(mode="live")
+def test_staff_find_a_keys_events_by_its_prefix(staff_client, account_with_events):
+    production = account_with_events.api_keys.get(mode="live")
     listing = staff_client.get("/admin/events/event/", {"q": production.prefix})
     assert listing.status_code == 200
     found = Event.objects.filter(data__keyPrefix=production.prefix)

@@ -11,13 +11,13 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from accounts.models import ApiKey, Developer
+from accounts.models import Account, ApiKey
 from accounts.services import (
+    account_key_create,
+    account_reactivate,
+    account_suspend,
     api_key_create,
     api_key_revoke,
-    developer_key_create,
-    developer_reactivate,
-    developer_suspend,
 )
 from accounts.tasks import send_key_expiry_notices
 from accounts.tests.conftest import PASSWORD
@@ -30,11 +30,11 @@ LONG_NAME = "Production checkout fraud screening, EU region (primary datacentre)
 
 
 @pytest.fixture
-def developer_with_events(live_server, make_developer, eager_tasks):
+def account_with_events(live_server, make_account, eager_tasks):
     """Events of most types, made by the actions that make them."""
-    developer = make_developer(email="events-page@example.test")
-    key, raw = developer_key_create(developer=developer, name=LONG_NAME, actor="developer")
-    developer_key_create(developer=developer, name="Sandbox", mode="test", actor="developer")
+    account = make_account(email="events-page@example.test")
+    key, raw = account_key_create(account=account, name=LONG_NAME, actor="developer")
+    account_key_create(account=account, name="Sandbox", mode="test", actor="developer")
     ApiKey.objects.filter(pk=key.pk).update(monthly_quota=5)
     for _ in range(5):
         answer = httpx.post(
@@ -44,14 +44,14 @@ def developer_with_events(live_server, make_developer, eager_tasks):
         )
         assert answer.status_code == 200, answer.text
     soon, _ = api_key_create(
-        developer=developer, name="Nightly", expires_at=timezone.now() + timedelta(days=5)
+        account=account, name="Nightly", expires_at=timezone.now() + timedelta(days=5)
     )
     send_key_expiry_notices.delay()
     api_key_revoke(api_key=soon, actor="staff")
-    developer_suspend(developer=developer, now=timezone.now(), actor="staff")
-    developer_reactivate(developer=developer, now=timezone.now(), actor="staff")
-    assert Developer.objects.get(pk=developer.pk).access == "approved"
-    return developer, key
+    account_suspend(account=account, now=timezone.now(), actor="staff")
+    account_reactivate(account=account, now=timezone.now(), actor="staff")
+    assert Account.objects.get(pk=account.pk).access == "approved"
+    return account, key
 
 
 def sign_in(page, site: str, email: str) -> None:
@@ -62,11 +62,11 @@ def sign_in(page, site: str, email: str) -> None:
 
 
 def test_events_page_filters_exports_and_fits_a_phone(
-    live_server, browser_page, developer_with_events
+    live_server, browser_page, account_with_events
 ):
     site, page = live_server.url, browser_page
-    developer, key = developer_with_events
-    total = Event.objects.filter(developer=developer).count()
+    account, key = account_with_events
+    total = Event.objects.filter(account=account).count()
     assert total == 9
     sign_in(page, site, "events-page@example.test")
     page.locator(".portal-nav").get_by_role("link", name="Events").click()

@@ -6,7 +6,7 @@ import uuid
 import httpx
 import pytest
 
-from accounts.models import ApiKey, DailyUsage, Developer, DeveloperMonthlyUsage, MonthlyUsage
+from accounts.models import Account, AccountMonthlyUsage, ApiKey, DailyUsage, MonthlyUsage
 from accounts.services import api_key_create
 from lookups.phone import NUMBER_TYPES
 from lookups.products import PRODUCTS
@@ -31,7 +31,7 @@ def keys(make_key):
     """(live raw key, test key, test raw key) of one approved developer."""
     live, live_raw = make_key(rate_limit="100000/m")
     test, test_raw = api_key_create(
-        developer=live.developer, name="sandbox", mode=ApiKey.Mode.TEST, rate_limit="100000/m"
+        account=live.account, name="sandbox", mode=ApiKey.Mode.TEST, rate_limit="100000/m"
     )
     return live_raw, test, test_raw
 
@@ -105,7 +105,7 @@ def test_every_test_number_answers_from_the_table_on_test_usage(client, keys, pr
         assert risk["level"] == level
     assert units_of(test) == 1
     assert live_units() == 0
-    assert not DeveloperMonthlyUsage.objects.exists()
+    assert not AccountMonthlyUsage.objects.exists()
 
 
 def test_the_table_covers_every_outcome_the_issue_names():
@@ -227,12 +227,12 @@ def test_a_live_key_never_gets_a_test_answer(client, keys):
 
 def test_test_keys_work_before_approval_and_stop_with_a_suspension(client, make_key):
     live, live_raw = make_key()
-    _, test_raw = api_key_create(developer=live.developer, mode=ApiKey.Mode.TEST)
-    Developer.objects.filter(pk=live.developer_id).update(access=Developer.Access.PENDING)
+    _, test_raw = api_key_create(account=live.account, mode=ApiKey.Mode.TEST)
+    Account.objects.filter(pk=live.account_id).update(access=Account.Access.PENDING)
     assert post(client, test_raw, PATHS["phone-risk"], {"phone": "+12025550100"}).status_code == 200
     refused = post(client, live_raw, PATHS["phone-risk"], {"phone": "+12025550100"})
     assert refused.status_code == 401 and refused.json()["error"]["code"] == "inactive_api_key"
-    Developer.objects.filter(pk=live.developer_id).update(access=Developer.Access.SUSPENDED)
+    Account.objects.filter(pk=live.account_id).update(access=Account.Access.SUSPENDED)
     refused = post(client, test_raw, PATHS["phone-risk"], {"phone": "+12025550100"})
     assert refused.status_code == 401 and refused.json()["error"]["code"] == "inactive_api_key"
 
@@ -261,7 +261,7 @@ def test_simulated_500_and_503_write_no_error_line_to_the_server_log(
     server logs its request line once, and no `ERROR django.request` line, with DEBUG off
     and on. (That DEBUG no longer writes a django line twice: test_settings.py.)"""
     live, _ = make_key()
-    _, raw = api_key_create(developer=live.developer, name="sandbox", mode=ApiKey.Mode.TEST)
+    _, raw = api_key_create(account=live.account, name="sandbox", mode=ApiKey.Mode.TEST)
     server = gunicorn_server(DEBUG=debug, LOG_FORMAT="json")
     answers = [
         httpx.post(

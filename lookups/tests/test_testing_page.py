@@ -83,7 +83,7 @@ def test_the_example_call_answers_as_the_page_shows(client, make_key):
     phone = re.search(r'"phone": "([^"]+)"', curl)[1]
     assert curl.startswith("curl -s -X POST http://testserver/v1/data/phone-lookups")
     live, _ = make_key()
-    _, raw = api_key_create(developer=live.developer, name="Sandbox", mode=ApiKey.Mode.TEST)
+    _, raw = api_key_create(account=live.account, name="Sandbox", mode=ApiKey.Mode.TEST)
     answer = client.post(
         "/v1/data/phone-lookups",
         {"phone": phone},

@@ -91,7 +91,7 @@ def answer(client, make_key, other_session):
     def test_number_required():
         # A test key asking about a number outside the sandbox's table.
         live, _ = make_key()
-        _, test = api_key_create(developer=live.developer, mode=ApiKey.Mode.TEST)
+        _, test = api_key_create(account=live.account, mode=ApiKey.Mode.TEST)
         return client.post(
             LOOKUP,
             {"phone": "+14155550123"},

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from django.utils import timezone
 
-from accounts.models import ApiKey, Developer
+from accounts.models import Account, ApiKey
 from accounts.services import api_key_revoke, api_key_set_active
 from catalog.services import lookups_set_paused, product_set_paused
 from phoneintel.tests.keyed import ACCOUNT, BULK, EVENTS, LOOKUPS, PHONE, charged, send
@@ -35,7 +35,7 @@ def deactivated(key: ApiKey) -> None:
 
 def owner(access: str):
     def change(key: ApiKey) -> None:
-        Developer.objects.filter(pk=key.developer_id).update(access=access)
+        Account.objects.filter(pk=key.account_id).update(access=access)
 
     return change
 
@@ -47,9 +47,9 @@ def owner(access: str):
         (revoked, "revoked_api_key"),
         (expired, "expired_api_key"),
         (deactivated, "inactive_api_key"),
-        (owner(Developer.Access.SUSPENDED), "inactive_api_key"),
-        (owner(Developer.Access.PENDING), "inactive_api_key"),
-        (owner(Developer.Access.REJECTED), "inactive_api_key"),
+        (owner(Account.Access.SUSPENDED), "inactive_api_key"),
+        (owner(Account.Access.PENDING), "inactive_api_key"),
+        (owner(Account.Access.REJECTED), "inactive_api_key"),
     ],
     ids=["revoked", "expired", "inactive", "suspended", "pending", "rejected"],
 )

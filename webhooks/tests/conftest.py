@@ -7,12 +7,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from accounts.models import Developer, User
+from accounts.models import Account, User
 from accounts.tests.conftest import (  # noqa: F401
     PASSWORD,
     _fast_password_hashing,
     eager_tasks,
-    make_developer,
+    make_account,
     sent,
     staff_client,
 )
@@ -95,14 +95,14 @@ def loopback_allowed(settings):
 
 
 @pytest.fixture
-def developer(db):
+def account(db):
     user = User.objects.create_user(email="hooks@example.test", password=PASSWORD)
-    return Developer.objects.create(user=user, name="Hana Hooks", access=Developer.Access.APPROVED)
+    return Account.objects.create(user=user, name="Hana Hooks", access=Account.Access.APPROVED)
 
 
 @pytest.fixture
-def endpoint(developer, receiver, loopback_allowed):
+def endpoint(account, receiver, loopback_allowed):
     """An endpoint at the receiver, taking every event; `endpoint.secret` is its secret."""
-    created, secret = webhook_endpoint_create(developer=developer, url=receiver.url, event_types=[])
+    created, secret = webhook_endpoint_create(account=account, url=receiver.url, event_types=[])
     created.secret = secret
     return created

@@ -18,9 +18,9 @@ from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from webhooks.services import webhook_secret_rotate, webhook_test_send
 
 
-def emit(developer, type="key.created", data=None):
+def emit(account, type="key.created", data=None):
     return event_emit(
-        developer=developer,
+        account=account,
         type=type,
         mode="live",
         actor="developer",
@@ -31,7 +31,7 @@ def emit(developer, type="key.created", data=None):
 def fan_out(event) -> WebhookDelivery:
     [delivery_id] = event_fan_out(
         event_id=event.pk,
-        developer_id=event.developer_id,
+        account_id=event.account_id,
         event_type=event.type,
         endpoint_id=event.data.get("endpointId"),
         now=timezone.now(),
@@ -40,10 +40,10 @@ def fan_out(event) -> WebhookDelivery:
 
 
 def test_an_event_reaches_the_receiver_signed_so_standardwebhooks_verifies_it(
-    developer, endpoint, receiver, eager_tasks, django_capture_on_commit_callbacks
+    account, endpoint, receiver, eager_tasks, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        event = emit(developer)
+        event = emit(account)
     [received] = receiver.requests
     assert received.headers["webhook-id"] == event.pk
     assert received.headers["content-type"] == "application/json"
@@ -58,8 +58,8 @@ def test_an_event_reaches_the_receiver_signed_so_standardwebhooks_verifies_it(
     assert (attempt.number, attempt.outcome, attempt.status_code) == (1, "succeeded", 204)
 
 
-def test_a_tampered_body_or_another_secret_does_not_verify(developer, endpoint, receiver):
-    delivery_attempt(delivery_id=fan_out(emit(developer)).pk)
+def test_a_tampered_body_or_another_secret_does_not_verify(account, endpoint, receiver):
+    delivery_attempt(delivery_id=fan_out(emit(account)).pk)
     [received] = receiver.requests
     tampered = received.body.replace(b"key.created", b"key.revoked")
     with pytest.raises(WebhookVerificationError):
@@ -68,33 +68,33 @@ def test_a_tampered_body_or_another_secret_does_not_verify(developer, endpoint, 
         Webhook("whsec_" + "A" * 43 + "=").verify(received.body, received.headers)
 
 
-def test_only_endpoints_that_want_the_type_get_a_delivery(developer, receiver, loopback_allowed):
+def test_only_endpoints_that_want_the_type_get_a_delivery(account, receiver, loopback_allowed):
     from webhooks.services import webhook_endpoint_create
 
     keys_only, _ = webhook_endpoint_create(
-        developer=developer, url=receiver.url, event_types=["key.revoked"]
+        account=account, url=receiver.url, event_types=["key.revoked"]
     )
-    every, _ = webhook_endpoint_create(developer=developer, url=receiver.url, event_types=[])
+    every, _ = webhook_endpoint_create(account=account, url=receiver.url, event_types=[])
     off, _ = webhook_endpoint_create(
-        developer=developer, url=receiver.url, event_types=[], enabled=False
+        account=account, url=receiver.url, event_types=[], enabled=False
     )
-    event = emit(developer, type="key.created")
+    event = emit(account, type="key.created")
     ids = event_fan_out(
-        event_id=event.pk, developer_id=developer.pk, event_type=event.type,
+        event_id=event.pk, account_id=account.pk, event_type=event.type,
         endpoint_id=None, now=timezone.now(),
     )  # fmt: skip
     assert [WebhookDelivery.objects.get(pk=i).endpoint_id for i in ids] == [every.pk]
     again = event_fan_out(
-        event_id=event.pk, developer_id=developer.pk, event_type=event.type,
+        event_id=event.pk, account_id=account.pk, event_type=event.type,
         endpoint_id=None, now=timezone.now(),
     )  # fmt: skip
     assert again == []  # a second fan-out (a redelivered task) adds nothing
     assert not WebhookDelivery.objects.filter(endpoint__in=[keys_only, off]).exists()
 
 
-def test_a_500_is_retried_on_schedule_with_the_same_webhook_id(developer, endpoint, receiver):
+def test_a_500_is_retried_on_schedule_with_the_same_webhook_id(account, endpoint, receiver):
     receiver.plan = [500, 200]
-    delivery = fan_out(emit(developer))
+    delivery = fan_out(emit(account))
     start = timezone.now()
     with time_machine.travel(start, tick=False) as clock:
         assert delivery_attempt(delivery_id=delivery.pk) == "http_error"
@@ -118,10 +118,10 @@ def test_a_500_is_retried_on_schedule_with_the_same_webhook_id(developer, endpoi
     assert (delivery.status, delivery.attempts) == ("succeeded", 2)
 
 
-def test_after_the_last_retry_the_delivery_has_failed(developer, endpoint, receiver, settings):
+def test_after_the_last_retry_the_delivery_has_failed(account, endpoint, receiver, settings):
     settings.WEBHOOK_RETRY_SCHEDULE = [1]
     receiver.plan = [503, 503, 503]
-    delivery = fan_out(emit(developer))
+    delivery = fan_out(emit(account))
     with time_machine.travel(timezone.now(), tick=False) as clock:
         delivery_attempt(delivery_id=delivery.pk)
         clock.shift(timedelta(seconds=1))
@@ -133,10 +133,10 @@ def test_after_the_last_retry_the_delivery_has_failed(developer, endpoint, recei
     assert len(receiver.requests) == 2
 
 
-def test_a_receiver_that_hangs_is_timed_out(developer, endpoint, receiver, settings):
+def test_a_receiver_that_hangs_is_timed_out(account, endpoint, receiver, settings):
     settings.WEBHOOK_TIMEOUT_SECONDS = 0.5
     receiver.plan = ["hang"]
-    delivery = fan_out(emit(developer))
+    delivery = fan_out(emit(account))
     assert delivery_attempt(delivery_id=delivery.pk) == "timeout"
     [attempt] = WebhookAttempt.objects.filter(delivery=delivery)
     assert attempt.status_code is None
@@ -146,9 +146,9 @@ def test_a_receiver_that_hangs_is_timed_out(developer, endpoint, receiver, setti
     assert delivery.status == "pending"  # retried later
 
 
-def test_a_redirect_is_not_followed_and_is_a_failed_attempt(developer, endpoint, receiver):
+def test_a_redirect_is_not_followed_and_is_a_failed_attempt(account, endpoint, receiver):
     receiver.plan = [("redirect", f"http://127.0.0.1:{receiver.port}/elsewhere")]
-    delivery = fan_out(emit(developer))
+    delivery = fan_out(emit(account))
     assert delivery_attempt(delivery_id=delivery.pk) == "redirect"
     assert [r.path for r in receiver.requests] == ["/hooks"]  # never /elsewhere
     [attempt] = WebhookAttempt.objects.filter(delivery=delivery)
@@ -156,7 +156,7 @@ def test_a_redirect_is_not_followed_and_is_a_failed_attempt(developer, endpoint,
     assert "not followed" in attempt.error
 
 
-def test_a_rotation_sends_both_signatures_for_24_hours(developer, endpoint, receiver):
+def test_a_rotation_sends_both_signatures_for_24_hours(account, endpoint, receiver):
     old = endpoint.secret
     start = timezone.now()
     with time_machine.travel(start, tick=False) as clock:
@@ -165,7 +165,7 @@ def test_a_rotation_sends_both_signatures_for_24_hours(developer, endpoint, rece
         for shift, signatures in ((timedelta(0), 2), (timedelta(hours=23, minutes=59), 2),
                                   (timedelta(minutes=2), 1)):  # fmt: skip
             clock.shift(shift)
-            delivery_attempt(delivery_id=fan_out(emit(developer)).pk)
+            delivery_attempt(delivery_id=fan_out(emit(account)).pk)
             received = receiver.requests[-1]
             header = received.headers["webhook-signature"].split(" ")
             assert len(header) == signatures
@@ -179,11 +179,11 @@ def test_a_rotation_sends_both_signatures_for_24_hours(developer, endpoint, rece
 
 
 def test_failing_for_3_days_disables_the_endpoint_and_emails_its_developer(
-    developer, endpoint, receiver, sent, settings
+    account, endpoint, receiver, sent, settings
 ):
     settings.WEBHOOK_RETRY_SCHEDULE = [3600] * 100
     receiver.plan = [500] * 10
-    delivery = fan_out(emit(developer))
+    delivery = fan_out(emit(account))
     start = timezone.now()
     with time_machine.travel(start, tick=False) as clock:
         _, emails = sent(lambda: delivery_attempt(delivery_id=delivery.pk))
@@ -211,30 +211,30 @@ def test_failing_for_3_days_disables_the_endpoint_and_emails_its_developer(
     assert delivery_attempt(delivery_id=delivery.pk) is None
     assert WebhookDelivery.objects.get(pk=delivery.pk).status == "failed"
     assert len(receiver.requests) == 3
-    assert emit(developer) and event_fan_out(
-        event_id=Event.objects.first().pk, developer_id=developer.pk, event_type="key.created",
+    assert emit(account) and event_fan_out(
+        event_id=Event.objects.first().pk, account_id=account.pk, event_type="key.created",
         endpoint_id=None, now=timezone.now(),
     ) == []  # fmt: skip
 
 
-def test_a_success_ends_the_failure_streak(developer, endpoint, receiver):
+def test_a_success_ends_the_failure_streak(account, endpoint, receiver):
     receiver.plan = [500, 204]
     start = timezone.now()
     with time_machine.travel(start, tick=False) as clock:
-        delivery_attempt(delivery_id=fan_out(emit(developer)).pk)
+        delivery_attempt(delivery_id=fan_out(emit(account)).pk)
         assert WebhookEndpoint.objects.get(pk=endpoint.pk).failing_since == start
         clock.shift(timedelta(days=2))
-        delivery_attempt(delivery_id=fan_out(emit(developer)).pk)
+        delivery_attempt(delivery_id=fan_out(emit(account)).pk)
     assert WebhookEndpoint.objects.get(pk=endpoint.pk).failing_since is None
 
 
 def test_the_test_event_goes_to_its_endpoint_only(
-    developer, endpoint, receiver, loopback_allowed, eager_tasks,
+    account, endpoint, receiver, loopback_allowed, eager_tasks,
     django_capture_on_commit_callbacks,
 ):  # fmt: skip
     from webhooks.services import webhook_endpoint_create
 
-    other, _ = webhook_endpoint_create(developer=developer, url=receiver.url, event_types=[])
+    other, _ = webhook_endpoint_create(account=account, url=receiver.url, event_types=[])
     with django_capture_on_commit_callbacks(execute=True):
         event = webhook_test_send(endpoint=endpoint)
     assert (event.type, event.actor_type, event.data) == (
@@ -247,9 +247,9 @@ def test_the_test_event_goes_to_its_endpoint_only(
     assert not WebhookDelivery.objects.filter(endpoint=other).exists()
 
 
-def test_what_an_attempt_costs(developer, endpoint, receiver, django_assert_max_num_queries):
+def test_what_an_attempt_costs(account, endpoint, receiver, django_assert_max_num_queries):
     """5 statements (BEGIN and COMMIT are not counted by Django: a savepoint here)."""
-    delivery = fan_out(emit(developer))
+    delivery = fan_out(emit(account))
     with CaptureQueriesContext(connection) as queries:
         delivery_attempt(delivery_id=delivery.pk)
     statements = [q["sql"].split()[0] for q in queries.captured_queries]
@@ -257,10 +257,10 @@ def test_what_an_attempt_costs(developer, endpoint, receiver, django_assert_max_
 
 
 def test_a_secret_stored_under_another_encryption_key_is_a_failed_attempt(
-    developer, endpoint, receiver, settings
+    account, endpoint, receiver, settings
 ):
     settings.WEBHOOK_SECRET_ENCRYPTION_KEY = "another-key-after-a-careless-change"
-    delivery = fan_out(emit(developer))
+    delivery = fan_out(emit(account))
     assert delivery_attempt(delivery_id=delivery.pk) == "secret_unreadable"
     assert receiver.requests == []
     [attempt] = WebhookAttempt.objects.filter(delivery=delivery)

@@ -43,10 +43,10 @@ def test_every_event_type_is_a_webhook_with_its_schema_and_example(contract):
     ).items()
 
 
-def test_a_real_delivery_is_what_the_document_says(contract, developer, endpoint, receiver):
+def test_a_real_delivery_is_what_the_document_says(contract, account, endpoint, receiver):
     event = webhook_test_send(endpoint=endpoint)
     [delivery_id] = event_fan_out(
-        event_id=event.pk, developer_id=developer.pk, event_type=event.type,
+        event_id=event.pk, account_id=account.pk, event_type=event.type,
         endpoint_id=endpoint.pk, now=timezone.now(),
     )  # fmt: skip
     delivery_attempt(delivery_id=delivery_id)

@@ -6,15 +6,15 @@ import pytest
 from django.test import Client
 from standardwebhooks.webhooks import Webhook
 
-from accounts.models import Developer
+from accounts.models import Account
 from accounts.tests.conftest import PASSWORD
 from events.models import Event
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 
-def signed_in(developer) -> Client:
+def signed_in(account) -> Client:
     client = Client()
-    assert client.login(username=developer.user.email, password=PASSWORD)
+    assert client.login(username=account.user.email, password=PASSWORD)
     return client
 
 
@@ -23,11 +23,11 @@ def secret_on(page: str) -> str:
 
 
 @pytest.fixture
-def portal(developer):
-    return signed_in(developer)
+def portal(account):
+    return signed_in(account)
 
 
-def test_the_nav_links_to_webhooks_and_the_page_lists_endpoints(portal, developer, endpoint):
+def test_the_nav_links_to_webhooks_and_the_page_lists_endpoints(portal, account, endpoint):
     page = portal.get("/portal/webhooks/")
     assert page.status_code == 200
     html = page.content.decode()
@@ -37,12 +37,12 @@ def test_the_nav_links_to_webhooks_and_the_page_lists_endpoints(portal, develope
     assert page["Cache-Control"].startswith("max-age=0") or "no-store" in page["Cache-Control"]
 
 
-def test_adding_an_endpoint_shows_its_secret_once(portal, developer, receiver, loopback_allowed):
+def test_adding_an_endpoint_shows_its_secret_once(portal, account, receiver, loopback_allowed):
     response = portal.post(
         "/portal/webhooks/add/",
         {"url": receiver.url, "event_types": ["key.created", "key.revoked"], "enabled": "on"},
     )
-    endpoint = WebhookEndpoint.objects.get(developer=developer)
+    endpoint = WebhookEndpoint.objects.get(account=account)
     assert response.status_code == 302
     assert response["Location"] == f"/portal/webhooks/{endpoint.pk}/secret/"
     assert (endpoint.url, endpoint.event_types, endpoint.enabled) == (
@@ -64,9 +64,9 @@ def test_adding_an_endpoint_shows_its_secret_once(portal, developer, receiver, l
     assert webhook_secret(endpoint) == secret
 
 
-def test_no_event_type_means_every_type(portal, developer, receiver, loopback_allowed):
+def test_no_event_type_means_every_type(portal, account, receiver, loopback_allowed):
     portal.post("/portal/webhooks/add/", {"url": receiver.url, "enabled": "on"})
-    endpoint = WebhookEndpoint.objects.get(developer=developer)
+    endpoint = WebhookEndpoint.objects.get(account=account)
     assert endpoint.event_types == []
     assert (
         "All, new ones included" in portal.get(f"/portal/webhooks/{endpoint.pk}/").content.decode()
@@ -84,7 +84,7 @@ def test_no_event_type_means_every_type(portal, developer, receiver, loopback_al
         ("not a url", "Enter a valid URL."),
     ],
 )
-def test_a_refused_url_is_a_form_error(portal, developer, url, message):
+def test_a_refused_url_is_a_form_error(portal, account, url, message):
     response = portal.post("/portal/webhooks/add/", {"url": url, "enabled": "on"})
     assert response.status_code == 200
     html = response.content.decode()
@@ -94,7 +94,7 @@ def test_a_refused_url_is_a_form_error(portal, developer, url, message):
     assert not WebhookEndpoint.objects.exists()
 
 
-def test_adding_is_post_only_and_needs_sign_in(developer, portal):
+def test_adding_is_post_only_and_needs_sign_in(account, portal):
     assert portal.get("/portal/webhooks/add/").status_code == 405
     anonymous = Client().post("/portal/webhooks/add/", {"url": "https://93.184.215.14/"})
     assert anonymous.status_code == 302
@@ -102,15 +102,15 @@ def test_adding_is_post_only_and_needs_sign_in(developer, portal):
     assert not WebhookEndpoint.objects.exists()
 
 
-def test_a_suspended_developer_cannot_add_one(portal, developer):
-    Developer.objects.filter(pk=developer.pk).update(access=Developer.Access.SUSPENDED)
+def test_a_suspended_developer_cannot_add_one(portal, account):
+    Account.objects.filter(pk=account.pk).update(access=Account.Access.SUSPENDED)
     response = portal.post("/portal/webhooks/add/", {"url": "https://93.184.215.14/h"})
     assert response.status_code == 200
     assert "Your access does not allow webhook endpoints." in response.content.decode()
 
 
-def test_another_developers_endpoint_is_404(endpoint, make_developer):
-    stranger = signed_in(make_developer())
+def test_another_developers_endpoint_is_404(endpoint, make_account):
+    stranger = signed_in(make_account())
     for path in ("", "secret/"):
         assert stranger.get(f"/portal/webhooks/{endpoint.pk}/{path}").status_code == 404
     for path in ("enabled/", "rotate/", "test/"):
@@ -142,13 +142,13 @@ def test_rotating_shows_the_new_secret_once_and_both_sign(portal, endpoint, rece
 
 
 def test_send_test_event_only_queues_it(
-    portal, developer, endpoint, receiver, django_capture_on_commit_callbacks
+    portal, account, endpoint, receiver, django_capture_on_commit_callbacks
 ):
     """The view emits the event; the delivery is a worker's, never the request's."""
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         response = portal.post(f"/portal/webhooks/{endpoint.pk}/test/")
     assert response.status_code == 302
-    event = Event.objects.get(developer=developer, type="webhook.test")
+    event = Event.objects.get(account=account, type="webhook.test")
     assert (event.actor_type, event.mode, event.data) == (
         "developer",
         "test",
@@ -162,7 +162,7 @@ def test_send_test_event_only_queues_it(
 
 
 def test_the_delivery_log_shows_each_attempt(
-    portal, developer, endpoint, receiver, eager_tasks, django_capture_on_commit_callbacks
+    portal, account, endpoint, receiver, eager_tasks, django_capture_on_commit_callbacks
 ):
     receiver.plan = [500]
     with django_capture_on_commit_callbacks(execute=True):

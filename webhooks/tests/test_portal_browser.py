@@ -25,20 +25,20 @@ def shoot(page, name: str) -> None:
 def deliver_as_a_worker(event: Event) -> None:
     """What the worker does with the event the page emitted (the page never delivers)."""
     fan_out_event.run(
-        event_id=event.pk, developer_id=event.developer_id, event_type=event.type,
+        event_id=event.pk, account_id=event.account_id, event_type=event.type,
         endpoint_id=event.data["endpointId"],
     )  # fmt: skip
     delivery_attempt(delivery_id=WebhookDelivery.objects.get(event=event).pk)
 
 
 def test_add_an_endpoint_copy_its_secret_and_read_its_delivery_log(
-    live_server, browser_page, developer, receiver, loopback_allowed
+    live_server, browser_page, account, receiver, loopback_allowed
 ):
     site = live_server.url
     page = browser_page
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site)
     page.goto(f"{site}/accounts/sign-in/")
-    page.get_by_label("Email").fill(developer.user.email)
+    page.get_by_label("Email").fill(account.user.email)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     page.get_by_role("navigation", name="Portal").get_by_role("link", name="Webhooks").click()

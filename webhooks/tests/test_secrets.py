@@ -15,14 +15,14 @@ from webhooks.services import webhook_secret_rotate, webhook_test_send
 
 @pytest.mark.django_db(transaction=True)
 def test_secrets_never_reach_logs_events_the_database_or_the_admin(
-    developer, endpoint, receiver, caplog, dump_database, staff_client
+    account, endpoint, receiver, caplog, dump_database, staff_client
 ):
     caplog.set_level(logging.DEBUG)
     old = endpoint.secret
     new = webhook_secret_rotate(endpoint=endpoint, now=timezone.now())
     event = webhook_test_send(endpoint=endpoint)
     [delivery_id] = event_fan_out(
-        event_id=event.pk, developer_id=developer.pk, event_type=event.type,
+        event_id=event.pk, account_id=account.pk, event_type=event.type,
         endpoint_id=endpoint.pk, now=timezone.now(),
     )  # fmt: skip
     receiver.plan = [500]

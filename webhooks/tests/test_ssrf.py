@@ -71,10 +71,10 @@ def test_allowed_networks_let_special_addresses_through_with_plain_http(settings
 
 
 @pytest.mark.parametrize(("url", "kind"), [*REFUSED[:6], REFUSED[11]])
-def test_creation_refuses_them_with_a_clear_message(url, kind, developer, settings):
+def test_creation_refuses_them_with_a_clear_message(url, kind, account, settings):
     settings.WEBHOOK_ALLOWED_NETWORKS = []
     with pytest.raises(WebhookRefused, match=kind):
-        webhook_endpoint_create(developer=developer, url=url, event_types=[])
+        webhook_endpoint_create(account=account, url=url, event_types=[])
     with pytest.raises(CommandError, match=kind):
         call_command("webhook", "create", "--email", "hooks@example.test", "--url", url)
     assert not WebhookEndpoint.objects.exists()
@@ -89,17 +89,15 @@ def test_creation_refuses_them_with_a_clear_message(url, kind, developer, settin
         "http://localhost:9/hooks",
     ],
 )
-def test_delivery_resolves_again_and_records_a_refused_attempt(url, developer, settings):
+def test_delivery_resolves_again_and_records_a_refused_attempt(url, account, settings):
     """Created while the network was allowed; refused once it no longer is. Nothing is
     sent: the guard refuses before any connection (none to 10.x is ever made here)."""
     settings.WEBHOOK_ALLOWED_NETWORKS = ["10.0.0.0/8", "169.254.0.0/16", "127.0.0.0/8", "::1/128"]
-    endpoint, _ = webhook_endpoint_create(developer=developer, url=url, event_types=[])
+    endpoint, _ = webhook_endpoint_create(account=account, url=url, event_types=[])
     settings.WEBHOOK_ALLOWED_NETWORKS = []
-    event = event_emit(
-        developer=developer, type="key.created", mode="live", actor="system", data={}
-    )
+    event = event_emit(account=account, type="key.created", mode="live", actor="system", data={})
     [delivery_id] = event_fan_out(
-        event_id=event.pk, developer_id=developer.pk, event_type=event.type,
+        event_id=event.pk, account_id=account.pk, event_type=event.type,
         endpoint_id=None, now=timezone.now(),
     )  # fmt: skip
     assert delivery_attempt(delivery_id=delivery_id) == "address_refused"
@@ -108,7 +106,7 @@ def test_delivery_resolves_again_and_records_a_refused_attempt(url, developer, s
     assert "which webhooks may not reach" in attempt.error
 
 
-def test_the_command_creates_and_lists(developer, capsys, settings):
+def test_the_command_creates_and_lists(account, capsys, settings):
     call_command(
         "webhook", "create", "--email", "HOOKS@example.test", "--url", "https://93.184.215.14/h",
         "--events", "key.created,key.revoked", "--json",

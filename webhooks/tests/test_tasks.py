@@ -15,12 +15,10 @@ from webhooks.queue import DELIVER_TASK, FAN_OUT_TASK
 from webhooks.tasks import purge_deliveries, queue_due_deliveries
 
 
-def delivery_for(developer) -> WebhookDelivery:
-    event = event_emit(
-        developer=developer, type="key.created", mode="live", actor="system", data={}
-    )
+def delivery_for(account) -> WebhookDelivery:
+    event = event_emit(account=account, type="key.created", mode="live", actor="system", data={})
     [delivery_id] = event_fan_out(
-        event_id=event.pk, developer_id=developer.pk, event_type=event.type,
+        event_id=event.pk, account_id=account.pk, event_type=event.type,
         endpoint_id=None, now=timezone.now(),
     )  # fmt: skip
     return WebhookDelivery.objects.get(pk=delivery_id)
@@ -35,11 +33,11 @@ def test_the_beat_schedule_runs_both():
 
 
 def test_the_sweep_delivers_what_is_long_due_and_leaves_the_rest(
-    developer, endpoint, receiver, eager_tasks, django_capture_on_commit_callbacks
+    account, endpoint, receiver, eager_tasks, django_capture_on_commit_callbacks
 ):
-    lost = delivery_for(developer)
-    on_time = delivery_for(developer)
-    later = delivery_for(developer)
+    lost = delivery_for(account)
+    on_time = delivery_for(account)
+    later = delivery_for(account)
     now = timezone.now()
     WebhookDelivery.objects.filter(pk=lost.pk).update(next_attempt_at=now - SWEEP_GRACE)
     WebhookDelivery.objects.filter(pk=later.pk).update(next_attempt_at=now + timedelta(hours=5))
@@ -51,12 +49,12 @@ def test_the_sweep_delivers_what_is_long_due_and_leaves_the_rest(
 
 
 def test_a_long_retry_waits_for_the_sweep_not_in_the_broker(
-    developer, endpoint, receiver, settings, django_capture_on_commit_callbacks
+    account, endpoint, receiver, settings, django_capture_on_commit_callbacks
 ):
     """A countdown past the visibility timeout would be handed out again every timeout."""
     settings.WEBHOOK_RETRY_SCHEDULE = [5, 7200]
     receiver.plan = [500, 500]
-    delivery = delivery_for(developer)
+    delivery = delivery_for(account)
     with django_capture_on_commit_callbacks(execute=False) as queued:
         delivery_attempt(delivery_id=delivery.pk)
     assert len(queued) == 1  # the 5 s retry, with a countdown
@@ -71,12 +69,12 @@ def test_a_long_retry_waits_for_the_sweep_not_in_the_broker(
 
 @pytest.mark.parametrize("status", ["succeeded", "failed"])
 def test_the_purge_deletes_finished_deliveries_older_than_30_days(
-    developer, endpoint, receiver, status
+    account, endpoint, receiver, status
 ):
-    old = delivery_for(developer)
+    old = delivery_for(account)
     delivery_attempt(delivery_id=old.pk)
-    pending = delivery_for(developer)
-    recent = delivery_for(developer)
+    pending = delivery_for(account)
+    recent = delivery_for(account)
     month_ago = timezone.now() - timedelta(days=30, seconds=1)
     WebhookDelivery.objects.filter(pk__in=[old.pk, pending.pk]).update(created_at=month_ago)
     WebhookDelivery.objects.filter(pk=old.pk).update(status=status)

@@ -83,7 +83,7 @@ def tls_receiver(tmp_path):
 
 
 def test_https_is_pinned_to_the_checked_address_with_the_hosts_name(
-    developer, tls_receiver, settings, monkeypatch
+    account, tls_receiver, settings, monkeypatch
 ):
     port, trusted, seen = tls_receiver
     settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.0/8", "::1/128"]
@@ -92,13 +92,11 @@ def test_https_is_pinned_to_the_checked_address_with_the_hosts_name(
         delivery_module.httpx, "Client", functools.partial(httpx.Client, verify=trusted)
     )
     endpoint, secret = webhook_endpoint_create(
-        developer=developer, url=f"https://localhost:{port}/hooks", event_types=[]
+        account=account, url=f"https://localhost:{port}/hooks", event_types=[]
     )
-    event = event_emit(
-        developer=developer, type="key.created", mode="live", actor="system", data={}
-    )
+    event = event_emit(account=account, type="key.created", mode="live", actor="system", data={})
     [delivery_id] = event_fan_out(
-        event_id=event.pk, developer_id=developer.pk, event_type=event.type,
+        event_id=event.pk, account_id=account.pk, event_type=event.type,
         endpoint_id=None, now=timezone.now(),
     )  # fmt: skip
     assert delivery_attempt(delivery_id=delivery_id) == "succeeded"
@@ -110,11 +108,9 @@ def test_https_is_pinned_to_the_checked_address_with_the_hosts_name(
     # The certificate still counts: by its address, the same server is not `127.0.0.1`.
     endpoint.url = f"https://127.0.0.1:{port}/hooks"
     endpoint.save(update_fields=["url"])
-    event = event_emit(
-        developer=developer, type="key.created", mode="live", actor="system", data={}
-    )
+    event = event_emit(account=account, type="key.created", mode="live", actor="system", data={})
     [delivery_id] = event_fan_out(
-        event_id=event.pk, developer_id=developer.pk, event_type=event.type,
+        event_id=event.pk, account_id=account.pk, event_type=event.type,
         endpoint_id=None, now=timezone.now(),
     )  # fmt: skip
     assert delivery_attempt(delivery_id=delivery_id) == "connection_error"

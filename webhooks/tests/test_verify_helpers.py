@@ -27,10 +27,10 @@ from webhooks.services import webhook_secret_rotate, webhook_test_send
 TYPESCRIPT = Path(__file__).resolve().parents[2] / "clients" / "typescript"
 
 
-def captured(developer, endpoint, receiver) -> dict:
+def captured(account, endpoint, receiver) -> dict:
     event = webhook_test_send(endpoint=endpoint)
     [delivery_id] = event_fan_out(
-        event_id=event.pk, developer_id=developer.pk, event_type=event.type,
+        event_id=event.pk, account_id=account.pk, event_type=event.type,
         endpoint_id=endpoint.pk, now=timezone.now(),
     )  # fmt: skip
     assert delivery_attempt(delivery_id=delivery_id) == "succeeded"
@@ -39,12 +39,12 @@ def captured(developer, endpoint, receiver) -> dict:
 
 
 @pytest.fixture
-def deliveries(developer, endpoint, receiver):
+def deliveries(account, endpoint, receiver):
     with time_machine.travel(timezone.now() - timedelta(minutes=10), tick=False):
-        stale = captured(developer, endpoint, receiver)
-    fresh = captured(developer, endpoint, receiver)
+        stale = captured(account, endpoint, receiver)
+    fresh = captured(account, endpoint, receiver)
     new = webhook_secret_rotate(endpoint=endpoint, now=timezone.now())
-    rotated = captured(developer, endpoint, receiver)
+    rotated = captured(account, endpoint, receiver)
     # `fresh` and `stale` are the old secret's; `rotated` is signed by both.
     return {"secret": endpoint.secret, "newSecret": new, "fresh": fresh, "stale": stale,
             "rotated": rotated}  # fmt: skip

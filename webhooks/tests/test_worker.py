@@ -42,7 +42,7 @@ def stop(worker, sig=signal.SIGTERM):
 
 @pytest.mark.live
 def test_a_worker_killed_mid_delivery_leaves_it_to_the_next_worker(
-    transactional_db, developer, endpoint, receiver
+    transactional_db, account, endpoint, receiver
 ):
     celery_app.control.purge()
     receiver.plan = ["hang", 204]
@@ -50,7 +50,7 @@ def test_a_worker_killed_mid_delivery_leaves_it_to_the_next_worker(
     second = None
     try:
         event = event_emit(  # committed at once: the fan-out is queued in Redis
-            developer=developer, type="key.revoked", mode="live", actor="staff",
+            account=account, type="key.revoked", mode="live", actor="staff",
             data={"keyPrefix": "pi_beta_4fK9xQ2m"},
         )  # fmt: skip
         held = receiver.wait_for_request(timeout=60)

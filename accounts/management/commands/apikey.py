@@ -14,13 +14,13 @@ from accounts.restrictions import restrictions_clean
 from accounts.selectors.usage import iso_utc
 from accounts.services import (
     KeyLifetimeError,
+    account_get_or_create_approved,
+    account_set_allowance,
     api_key_create,
     api_key_restrict,
     api_key_revoke,
     api_key_set_active,
     api_key_set_quota,
-    developer_get_or_create_approved,
-    developer_set_allowance,
 )
 from events.models import Actor
 
@@ -112,12 +112,12 @@ class Command(BaseCommand):
         }
         # Checked before anything is written: a refused restriction creates no developer.
         _refuse_bad_restrictions(**restrictions)
-        developer = developer_get_or_create_approved(email=email, actor=Actor.SYSTEM)
+        account = account_get_or_create_approved(email=email, actor=Actor.SYSTEM)
         if allowance is not None:
-            developer_set_allowance(developer=developer, monthly_allowance=allowance)
+            account_set_allowance(account=account, monthly_allowance=allowance)
         try:
             key, raw = api_key_create(
-                developer=developer,
+                account=account,
                 name=name,
                 monthly_quota=quota,
                 rate_limit=rate_limit,
@@ -138,7 +138,7 @@ class Command(BaseCommand):
             return
         kind = "Test key" if test else "Key"
         self.stdout.write(
-            f"{kind} {key.pk} for {developer.user.email}, "
+            f"{kind} {key.pk} for {account.user.email}, "
             f"expires {key.expires_at:%Y-%m-%d %H:%M} UTC."
         )
         self.stdout.write("The raw key is shown now and never again:")
@@ -188,9 +188,9 @@ class Command(BaseCommand):
         self.stdout.write(f"Key {id}: {key.monthly_quota} units a month.")
 
     def _list(self, *, email, **_):
-        keys = ApiKey.objects.select_related("developer__user").order_by("pk")
+        keys = ApiKey.objects.select_related("account__user").order_by("pk")
         if email:
-            keys = keys.filter(developer__user__email__iexact=email)
+            keys = keys.filter(account__user__email__iexact=email)
         now = timezone.now()
         self.stdout.write(
             f"{'ID':>6}  {'PREFIX':<21}  {'MODE':<4}  {'STATUS':<8}  {'EXPIRES':<20}  EMAIL  NAME"
@@ -198,12 +198,12 @@ class Command(BaseCommand):
         for key in keys:
             self.stdout.write(
                 f"{key.pk:>6}  {key.prefix:<21}  {key.mode:<4}  {key.status_at(now):<8}  "
-                f"{iso_utc(key.expires_at):<20}  {key.developer.user.email}  {key.name}"
+                f"{iso_utc(key.expires_at):<20}  {key.account.user.email}  {key.name}"
             )
 
     @staticmethod
     def _key(pk: int) -> ApiKey:
-        key = ApiKey.objects.select_related("developer").filter(pk=pk).first()
+        key = ApiKey.objects.select_related("account").filter(pk=pk).first()
         if key is None:
             raise CommandError(f"No API key with id {pk}.")
         return key

@@ -4,9 +4,9 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from accounts.models import Developer
+from accounts.models import Account
 from events.models import EventType
-from webhooks.selectors import developer_endpoints
+from webhooks.selectors import account_endpoints
 from webhooks.services import WebhookRefused, webhook_endpoint_create
 
 
@@ -35,17 +35,17 @@ class Command(BaseCommand):
     def handle(self, *args, action, **options):
         getattr(self, f"_{action}")(**options)
 
-    def _developer(self, email: str) -> Developer:
-        developer = Developer.objects.filter(user__email__iexact=email).first()
-        if developer is None:
+    def _account(self, email: str) -> Account:
+        account = Account.objects.filter(user__email__iexact=email).first()
+        if account is None:
             raise CommandError(f"No developer has the email {email}.")
-        return developer
+        return account
 
     def _create(self, *, email, url, events, json, **_):
         types = [name.strip() for name in events.split(",") if name.strip()]
         try:
             endpoint, secret = webhook_endpoint_create(
-                developer=self._developer(email), url=url, event_types=types
+                account=self._account(email), url=url, event_types=types
             )
         except WebhookRefused as refused:
             raise CommandError(str(refused)) from None
@@ -64,7 +64,7 @@ class Command(BaseCommand):
         self.stdout.write(f"Signing secret (shown once): {secret}")
 
     def _list(self, *, email, json, **_):
-        for endpoint in developer_endpoints(developer=self._developer(email)):
+        for endpoint in account_endpoints(account=self._account(email)):
             row = {
                 "id": endpoint.pk,
                 "url": endpoint.url,
