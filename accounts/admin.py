@@ -352,7 +352,13 @@ class ApiKeyAdmin(admin.ModelAdmin):
         return getattr(obj, "successor", None)
 
     def save_model(self, request, obj, form, change):
+        active = obj.is_active
+        if change and "is_active" in form.changed_data:
+            # Saved as it was; the service changes it, so the change records its event.
+            obj.is_active = not active
         super().save_model(request, obj, form, change)
+        if obj.is_active != active:
+            api_key_set_active(api_key=obj, active=active, actor=Actor.STAFF)
         if change and {"restricted_products", "restricted_allowed_ips"} & set(form.changed_data):
             api_key_restrict(api_key=obj, **form.restrictions(), actor=Actor.STAFF)
         if change and "monthly_quota" in form.changed_data:
@@ -376,14 +382,14 @@ class ApiKeyAdmin(admin.ModelAdmin):
     @admin.action(description="Deactivate selected keys")
     def deactivate(self, request, queryset):
         for key in queryset:
-            api_key_set_active(api_key=key, active=False)
+            api_key_set_active(api_key=key, active=False, actor=Actor.STAFF)
             self.log_change(request, key, "Deactivated")
         self.message_user(request, f"Deactivated {queryset.count()} key(s).", messages.SUCCESS)
 
     @admin.action(description="Activate selected keys")
     def activate(self, request, queryset):
         for key in queryset:
-            api_key_set_active(api_key=key, active=True)
+            api_key_set_active(api_key=key, active=True, actor=Actor.STAFF)
             self.log_change(request, key, "Activated")
         self.message_user(request, f"Activated {queryset.count()} key(s).", messages.SUCCESS)
 

@@ -3,9 +3,9 @@ from rest_framework import serializers
 from rest_framework.views import APIView
 
 from accounts.rates import parse_rate
-from accounts.selectors.usage import iso_utc
 from catalog.products import PHONE_PRODUCTS
 from phoneintel.envelope import success
+from phoneintel.formats import iso_utc
 from phoneintel.openapi import AUTHENTICATED_ERROR_STATUSES, envelope, error_responses
 
 AccountData = inline_serializer(

@@ -52,6 +52,9 @@ SENT_MARK_SECONDS = 7 * 24 * 3600
     # find it.
     name="accounts.tasks.send_email",
     acks_late=True,
+    # It talks to the mail server: a hard limit, so a server that stalls frees the worker.
+    soft_time_limit=60,
+    time_limit=90,
     autoretry_for=(smtplib.SMTPException, OSError),
     retry_backoff=True,
     max_retries=5,

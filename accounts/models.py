@@ -1,3 +1,4 @@
+import unicodedata
 from datetime import UTC, date, datetime, timedelta
 
 from django.conf import settings
@@ -32,9 +33,16 @@ class UserManager(BaseUserManager):
         fields.setdefault("is_superuser", False)
         return self._create(email, password, **fields)
 
+    @staticmethod
+    def sign_in_name(typed: str) -> str:
+        """The stored address that `typed` signs in as: Django's sign-in form folds
+        compatibility characters (NFKC: a full-width v, U+FF56, is `v`), and addresses are stored
+        in lower case while someone signing in may type capitals. The sign-in's limit per
+        account counts by this too, so every spelling of one account shares its counter."""
+        return unicodedata.normalize("NFKC", typed or "").strip().lower()
+
     def get_by_natural_key(self, username):
-        # Addresses are stored in lower case; someone signing in may type capitals.
-        return self.get(email=(username or "").strip().lower())
+        return self.get(email=self.sign_in_name(username))
 
     def create_superuser(self, email, password=None, **fields):
         fields.update(is_staff=True, is_superuser=True)

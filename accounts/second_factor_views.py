@@ -28,8 +28,7 @@ from accounts.services.second_factor import (
     totp_device_pending,
     totp_secret_text,
 )
-from accounts.sign_in import account_signing_in, sign_in_limited
-from phoneintel.views import ratelimited
+from accounts.sign_in import SignInTry, account_signing_in
 
 # Set when recovery codes are made; the codes page shows them while it is set, and clears it.
 CODES_UNSEEN_KEY = "recovery_codes_unseen"
@@ -150,14 +149,16 @@ def second_factor_off(request):
 @never_cache
 @login_required
 @require_http_methods(["GET", "POST"])
-@sign_in_limited(account_signing_in)
 def confirm(request):
     """The password (or a code) again, then back to the page of the action asked for."""
-    if getattr(request, "limited", False):
-        return ratelimited(request)
     next_url = _next(request, default=reverse("portal:dashboard"))
+    if request.method == "POST":
+        sign_in_try = SignInTry(request, account=account_signing_in(request))
+        if sign_in_try.limited:
+            return sign_in_try.refusal(back=next_url, back_label="Back to the page you were on")
     form = ConfirmForm(request.POST if request.method == "POST" else None, user=request.user)
     if request.method == "POST" and form.is_valid():
+        sign_in_try.give_back()
         authentication_confirmed(request)
         messages.success(request, "Thank you, that is confirmed. Now submit the form again.")
         return redirect(next_url)

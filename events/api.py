@@ -14,9 +14,9 @@ from drf_spectacular.utils import (
 from rest_framework import serializers
 from rest_framework.views import APIView
 
-from events.models import EventType
 from events.openapi import EVENT_ID_PATTERN, SCHEMAS_REF, event_example
 from events.selectors import events_page
+from events.types import KEY_CREATED, QUOTA_THRESHOLD_REACHED, event_type_names
 from phoneintel.envelope import success
 from phoneintel.errors import ApiError
 from phoneintel.openapi import AUTHENTICATED_ERROR_STATUSES, envelope, error_responses
@@ -27,7 +27,7 @@ MAX_LIMIT = 100
 
 class EventsQuery(serializers.Serializer):
     type = serializers.ChoiceField(
-        choices=EventType.values, required=False, help_text="Only events of this type."
+        choices=event_type_names(), required=False, help_text="Only events of this type."
     )
     limit = serializers.IntegerField(
         min_value=1,
@@ -86,9 +86,8 @@ EventsResponse = envelope(
 EVENTS_EXAMPLE = {
     "data": {
         "items": [
-            event_example(EventType.QUOTA_THRESHOLD_REACHED)
-            | {"id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D"},
-            event_example(EventType.KEY_CREATED)
+            event_example(QUOTA_THRESHOLD_REACHED) | {"id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D"},
+            event_example(KEY_CREATED)
             | {"id": "evt_01JD7A2M9N4P6Q8R0S2T4V6W8X", "createdAt": "2026-11-20T16:02:11Z"},
         ],
         "hasMore": True,

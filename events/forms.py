@@ -1,6 +1,6 @@
 from django import forms
 
-from events.models import EventType
+from events.types import event_type_names
 
 
 class EventFilterForm(forms.Form):
@@ -14,7 +14,7 @@ class EventFilterForm(forms.Form):
         super().__init__(data)
         self.keys = {key.pk: key for key in keys}
         self.fields["type"].choices = [("", "Every type")] + [
-            (value, value) for value in EventType.values
+            (value, value) for value in event_type_names()
         ]
         self.fields["key"].choices = [("", "Every key")] + [
             (key.pk, f"{key.prefix}… ({key.name})") for key in keys

@@ -2,9 +2,12 @@
 
 The portal's Events page, `GET /v1/data/events` and the webhooks all read these rows; one
 function writes them (`events.services.event_emit`). The database refuses an UPDATE of
-any row and a DELETE of a row younger than the retention (the triggers below), so no code
-path, the admin's or a stray `manage.py shell`'s, can rewrite the history; the purge
-(`events.tasks.purge_events`) deletes only what the trigger lets go.
+any row, a DELETE of a row younger than the retention and any TRUNCATE (the triggers
+below), so no code path, the admin's or a stray `manage.py shell`'s, can rewrite the
+history; the purge (`events.tasks.purge_events`) deletes only what the trigger lets go.
+Against the application's own database role, which could drop a trigger of a table it
+owns, production gives the table to a separate owner role (README, "Running in
+production").
 """
 
 import os
@@ -17,7 +20,7 @@ from django.contrib.postgres.indexes import BrinIndex
 from django.db import models
 from django.utils import timezone
 
-from accounts.selectors.usage import iso_utc
+from phoneintel.formats import iso_utc
 
 # How long an event is kept (CONTRACT, "Events and webhooks"). The trigger and the purge
 # both read it, so they cannot disagree.
@@ -63,20 +66,6 @@ _last_millis = 0
 _last_random = 0
 
 
-class EventType(models.TextChoices):
-    KEY_CREATED = "key.created", "Key created"
-    KEY_ROLLED = "key.rolled", "Key rolled"
-    KEY_REVOKED = "key.revoked", "Key revoked"
-    KEY_RESTRICTED = "key.restricted", "Key restricted"
-    KEY_EXPIRING = "key.expiring", "Key expiring"
-    KEY_EXPIRED = "key.expired", "Key expired"
-    QUOTA_THRESHOLD_REACHED = "quota.threshold_reached", "Quota threshold reached"
-    ALLOWANCE_THRESHOLD_REACHED = "allowance.threshold_reached", "Allowance threshold reached"
-    ACCESS_APPROVED = "access.approved", "Access approved"
-    ACCESS_SUSPENDED = "access.suspended", "Access suspended"
-    WEBHOOK_TEST = "webhook.test", "Webhook test"
-
-
 class Actor(models.TextChoices):
     """Who acted: the developer in the portal, staff in the admin, or the system
     (management commands, beat tasks, thresholds a charge crosses)."""
@@ -98,7 +87,8 @@ class Event(models.Model):
     account = models.ForeignKey(
         "accounts.Account", on_delete=models.PROTECT, related_name="events", db_index=False
     )
-    type = models.CharField(max_length=40, choices=EventType.choices)
+    # A name `events/types.py` declares; no choices here, so a new type needs no migration.
+    type = models.CharField(max_length=40)
     mode = models.CharField(max_length=4, choices=Mode.choices)
     actor_type = models.CharField(max_length=10, choices=Actor.choices)
     # Never a raw key, a secret or a looked-up number (`event_emit` refuses them);
@@ -115,6 +105,16 @@ class Event(models.Model):
         ]
         triggers = [
             pgtrigger.Protect(name="event_no_update", operation=pgtrigger.Update),
+            # TRUNCATE fires no DELETE trigger; PostgreSQL runs TRUNCATE triggers per
+            # statement only, where pgtrigger's Protect needs transition tables that
+            # TRUNCATE has not, so this one raises itself.
+            pgtrigger.Trigger(
+                name="event_no_truncate",
+                level=pgtrigger.Statement,
+                when=pgtrigger.Before,
+                operation=pgtrigger.Truncate,
+                func="RAISE EXCEPTION 'pgtrigger: Cannot truncate % table', TG_TABLE_NAME;",
+            ),
             pgtrigger.Protect(
                 name="event_no_delete_within_retention",
                 operation=pgtrigger.Delete,
@@ -136,5 +136,16 @@ class Event(models.Model):
             "createdAt": iso_utc(self.created_at),
             "mode": self.mode,
             "actor": {"type": self.actor_type},
-            "data": self.data,
+            "data": _current(self.type, self.data),
         }
+
+
+# What key events carried until 2026-11: the key's free-text name. The rows stay (they are
+# append-only); every payload leaves it out, as an event names a key by id and prefix.
+_RETIRED_KEY_FIELDS = frozenset({"name"})
+
+
+def _current(type: str, data: dict) -> dict:
+    if type.startswith("key.") and not _RETIRED_KEY_FIELDS.isdisjoint(data):
+        return {k: v for k, v in data.items() if k not in _RETIRED_KEY_FIELDS}
+    return data

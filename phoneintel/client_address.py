@@ -20,22 +20,30 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 def client_address(request) -> str:
+    """The client's address as text; an IPv4 client seen through a dual-stack socket
+    (`::ffff:203.0.113.7`) is its IPv4 address, so that it is one client to every counter
+    (django-ratelimit groups IPv6 addresses by /64, and every mapped one is in `::/64`)."""
     peer = request.META.get("REMOTE_ADDR", "")
     proxies = trusted_proxies()
     if not proxies or not address_inside(peer, proxies):
-        return peer
+        return _canonical(peer)
     nearest = peer
     for hop in reversed(request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")):
         hop = hop.strip()
         if parse_address(hop) is None:
             # Not an address (`unknown`, a typo): nothing left of it can be placed, so the
             # last proxy of ours that passed it on is the client as far as we can tell.
-            return nearest
+            return _canonical(nearest)
         if not address_inside(hop, proxies):
-            return hop
+            return _canonical(hop)
         nearest = hop
     # Every hop is a proxy of ours: the request began at the first of them.
-    return nearest
+    return _canonical(nearest)
+
+
+def _canonical(text: str) -> str:
+    address = parse_address(text)
+    return text if address is None else str(address)
 
 
 def parse_address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:

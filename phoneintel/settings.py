@@ -429,6 +429,15 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
+# --- Events ---------------------------------------------------------------
+# Called with each event once its transaction commits (`events.services.event_emit`), so
+# that `events` imports none of the apps that react to events.
+EVENT_SUBSCRIBERS = ["webhooks.subscriber.event_recorded"]
+# An event whose data does not fit its declaration (events/types.py) raises where this is
+# on (DEBUG, tests), and is logged and recorded elsewhere: a bug in an event must not stop
+# the action it records.
+EVENT_DATA_STRICT = env.bool("EVENT_DATA_STRICT", default=DEBUG)
+
 # --- Webhooks ------------------------------------------------------------
 # Seconds between a failed delivery attempt and the next: one retry per entry, then the
 # delivery has failed. The default spreads 8 attempts over about 27 hours.
@@ -438,17 +447,26 @@ WEBHOOK_RETRY_SCHEDULE = [
         "WEBHOOK_RETRY_SCHEDULE", default=[5, 300, 1800, 7200, 18000, 36000, 36000]
     )
 ]
-# No answer within this many seconds (to connect, to send, or between bytes of the answer)
-# is a failed attempt.
+# One attempt, from resolving the host to the answer's status line, takes at most this
+# many seconds in all; longer is a failed attempt (`timeout`).
 WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
 # Networks (CIDRs) a webhook may reach although they are private, loopback or otherwise
-# special, and where plain http is allowed (webhooks/ssrf.py). Default: none.
-WEBHOOK_ALLOWED_NETWORKS = env.list("WEBHOOK_ALLOWED_NETWORKS", default=[])
+# special, and where plain http is allowed (webhooks/ssrf.py). Default: none; with DEBUG on
+# (`make run`), this machine's loopback, so that a receiver on it works out of the box.
+WEBHOOK_ALLOWED_NETWORKS = env.list(
+    "WEBHOOK_ALLOWED_NETWORKS", default=["127.0.0.0/8", "::1/128"] if DEBUG else []
+)
 try:
     for _network in WEBHOOK_ALLOWED_NETWORKS:
         ipaddress.ip_network(_network)
 except ValueError as bad:
     raise ImproperlyConfigured(f"WEBHOOK_ALLOWED_NETWORKS: {bad}") from None
+
+# Per account (every member, every browser): "send test event" clicks and endpoints added
+# (attempts, refused URLs included). Each test event is a row no one may delete and up to a
+# retry schedule of requests; each attempt to add resolves a host the developer chose.
+WEBHOOK_TEST_EVENT_RATE = env.str("WEBHOOK_TEST_EVENT_RATE", default="20/h")
+WEBHOOK_CREATE_RATE = env.str("WEBHOOK_CREATE_RATE", default="10/h")
 
 # --- Operations ----------------------------------------------------------
 # /metrics answers only `Authorization: Bearer <METRICS_TOKEN>`; unset, it is always 404.

@@ -3,6 +3,7 @@
 import sys
 
 from django.shortcuts import render
+from django.template.defaultfilters import pluralize
 from django.views.decorators.csrf import csrf_exempt, requires_csrf_token
 
 from phoneintel.envelope import error_response, is_api_path
@@ -48,9 +49,33 @@ def ratelimited(request, exception=None):
     """django-ratelimit's refusal on site pages: 429 with a page, never its default 403."""
     if is_api_path(request.path):
         return error_response(request, too_many_requests())
-    response = render(request, "429.html", status=429)
-    response["Retry-After"] = "60"
+    return too_many_tries(
+        request,
+        reason="This form was sent too often from your network.",
+        seconds=60,
+        back=request.get_full_path(),
+        back_label="Back to the form",
+    )
+
+
+def too_many_tries(request, *, reason: str, seconds: int, back: str, back_label: str):
+    """A site page's 429: which limit (`reason`), how long to wait, and a way back."""
+    response = render(
+        request,
+        "429.html",
+        {"reason": reason, "wait": wait_in_words(seconds), "back": back, "back_label": back_label},
+        status=429,
+    )
+    response["Retry-After"] = str(seconds)
     return response
+
+
+def wait_in_words(seconds: int) -> str:
+    """ "45 seconds", "1 minute", "5 minutes": whole minutes, rounded up, from a minute on."""
+    if seconds < 60:
+        return f"{seconds} second{pluralize(seconds)}"
+    minutes = -(-seconds // 60)
+    return f"{minutes} minute{pluralize(minutes)}"
 
 
 @csrf_exempt

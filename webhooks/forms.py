@@ -1,6 +1,6 @@
 from django import forms
 
-from events.models import EventType
+from events.types import EVENT_TYPES
 
 
 class WebhookEndpointForm(forms.Form):
@@ -16,7 +16,7 @@ class WebhookEndpointForm(forms.Form):
     )
     event_types = forms.MultipleChoiceField(
         label="Event types",
-        choices=EventType.choices,
+        choices=[(name, name) for name in EVENT_TYPES],
         required=False,
         widget=forms.CheckboxSelectMultiple,
         help_text="Leave every box empty to receive every event type, new ones included.",

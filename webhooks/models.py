@@ -53,6 +53,9 @@ class WebhookDelivery(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0)
     next_attempt_at = models.DateTimeField(default=timezone.now)
+    # Set while an attempt is under way: no other worker takes the delivery until then
+    # (webhooks/delivery.py). An attempt whose worker died leaves it to run out.
+    leased_until = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -4,7 +4,8 @@ body (the events' own component, with its example: events/openapi.py)."""
 
 from django.conf import settings
 
-from events.openapi import EVENT_TYPES, SCHEMAS_REF, event_component, event_example
+from events.openapi import SCHEMAS_REF, event_component, event_example
+from events.types import EVENT_TYPES
 
 SIGNING = (
     "Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature"
@@ -84,5 +85,5 @@ def _operation(type: str) -> dict:
 
 def webhooks_section(result, generator, request, public):
     """Postprocessing hook: the document's `webhooks`, one POST per event type."""
-    result["webhooks"] = {type: {"post": _operation(type)} for type in map(str, EVENT_TYPES)}
+    result["webhooks"] = {type: {"post": _operation(type)} for type in EVENT_TYPES}
     return result

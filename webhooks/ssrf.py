@@ -5,8 +5,10 @@ A webhook URL is the developer's, but the request comes from inside our network:
 an internal one. So the host is resolved and every address it resolves to must be a public
 (global) one: private, loopback, link-local, multicast, reserved and unspecified addresses
 are refused, IPv4 and IPv6, an IPv4 address wrapped in IPv6 judged as the IPv4 address it
-is. Networks listed in WEBHOOK_ALLOWED_NETWORKS are let through (and may use plain http);
-everywhere else https is required.
+is (IPv4-mapped, NAT64), and an IPv6 address that tunnels to an IPv4 address (6to4, Teredo,
+IPv4-compatible) refused when that IPv4 address is; site-local `fec0::/10` too. Networks
+listed in WEBHOOK_ALLOWED_NETWORKS are let through (and may use plain http); everywhere else
+https is required.
 
 It runs when an endpoint is created (a refusal is a form error or a command's non-zero
 exit) and again before every delivery attempt, since DNS may have changed since: the
@@ -27,6 +29,11 @@ Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 # NAT64 (RFC 6052): an IPv6 address that a translator turns into the IPv4 address in its
 # last 32 bits. Python counts the prefix as global; what it reaches is the IPv4 address.
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
+# IPv4-compatible (RFC 4291, deprecated): the IPv4 address in the last 32 bits.
+_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
+# Site-local (RFC 3879 deprecated it, and Python 3.11 counts it as global): still routed
+# inside some networks, so never a webhook's.
+_SITE_LOCAL = ipaddress.ip_network("fec0::/10")
 
 
 class AddressRefused(Exception):
@@ -51,9 +58,29 @@ def _as_ipv4(address: Address) -> Address:
     return address
 
 
+def _tunnelled_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address a 6to4 (2002::/16: bits 16-48), Teredo (2001::/32: its client, the
+    last 32 bits inverted) or IPv4-compatible address carries: a relay or the host's own
+    stack may deliver to it, so a refused IPv4 address is refused inside them too. Written
+    here, not taken from Python's tables, which call 6to4 global whatever it wraps."""
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address.teredo is not None:
+        return address.teredo[1]
+    if address in _IPV4_COMPATIBLE and int(address) > 1:  # not :: or ::1
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return None
+
+
 def _forbidden_kind(address: Address) -> str | None:
     """What kind of special address this is, or None for a public one."""
     address = _as_ipv4(address)
+    if isinstance(address, ipaddress.IPv6Address):
+        if address in _SITE_LOCAL:
+            return "a site-local"
+        tunnelled = _tunnelled_ipv4(address)
+        if tunnelled is not None and (kind := _forbidden_kind(tunnelled)):
+            return kind
     if address.is_unspecified:
         return "an unspecified"
     if address.is_loopback:

@@ -1,9 +1,11 @@
 """Background jobs of webhooks. Each is safe to run twice or at the same time as itself."""
 
 from celery import shared_task
+from django.conf import settings
 from django.utils import timezone
 
 from webhooks.delivery import (
+    attempt_time_limit,
     deliveries_purge,
     deliveries_queue_due,
     delivery_attempt,
@@ -29,8 +31,15 @@ def fan_out_event(
 
 
 # Acknowledged only once the attempt is over, and given back to the queue if the worker
-# process dies: a restart loses no delivery (webhooks/delivery.py).
-@shared_task(acks_late=True, reject_on_worker_lost=True)
+# process dies: a restart loses no delivery (webhooks/delivery.py). It talks to the
+# outside, so it has a hard time limit (the prefork pool kills a task past it) besides the
+# attempt's own bound, shorter than the delivery's lease.
+@shared_task(
+    acks_late=True,
+    reject_on_worker_lost=True,
+    soft_time_limit=settings.WEBHOOK_TIMEOUT_SECONDS + 3,
+    time_limit=attempt_time_limit(),
+)
 def deliver_webhook(delivery_id: int) -> str | None:
     return delivery_attempt(delivery_id=delivery_id)
 

@@ -5,17 +5,22 @@ Each view validates a form, calls one service or selector, and renders. Nothing 
 a webhook: a test event is emitted, and a worker delivers it after the commit.
 """
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
+from django_ratelimit.core import get_usage
 
 from accounts.models import Account
 from accounts.reauth import recent_authentication_required
 from accounts.selectors.portal import account_for_user
+from events.models import Actor
+from phoneintel.views import too_many_tries
 from webhooks.forms import WebhookEndpointForm
 from webhooks.models import WebhookEndpoint
 from webhooks.selectors import account_endpoint, account_endpoints, endpoint_attempts
@@ -48,6 +53,25 @@ def _own_endpoint(request, endpoint_id: int) -> WebhookEndpoint:
     return endpoint
 
 
+def _over_account_limit(
+    request, account, *, group: str, rate: str, reason: str, back: str, back_label: str
+):
+    """Counts one more of an action for the account (every member, every browser) and,
+    over `rate`, answers the 429 page that says so; None while within it. Each test event
+    is a row no one may delete and up to a retry schedule of requests to the receiver, and
+    each endpoint added resolves a host the developer chose."""
+    usage = get_usage(
+        request, group=group, key=lambda group, request: str(account.pk), rate=rate,
+        increment=True,
+    )  # fmt: skip
+    if usage is None or not usage["should_limit"]:
+        return None
+    return too_many_tries(
+        request, reason=reason, seconds=max(1, usage["time_left"]), back=back,
+        back_label=back_label,
+    )  # fmt: skip
+
+
 def _list(request, account, *, form=None, status=200):
     context = {
         "developer": account,
@@ -78,6 +102,13 @@ def webhook_list(request):
 @recent_authentication_required(return_to="webhooks:list")
 def webhook_create(request):
     account = _account(request)
+    limited = _over_account_limit(
+        request, account, group="webhook-create", rate=settings.WEBHOOK_CREATE_RATE,
+        reason="This account has added too many webhook endpoints.",
+        back=reverse("webhooks:list"), back_label="Back to webhooks",
+    )  # fmt: skip
+    if limited:
+        return limited
     form = WebhookEndpointForm(request.POST)
     if form.is_valid():
         try:
@@ -86,6 +117,7 @@ def webhook_create(request):
                 url=form.cleaned_data["url"],
                 event_types=form.cleaned_data["event_types"],
                 enabled=form.cleaned_data["enabled"],
+                actor=Actor.DEVELOPER,
             )
         except WebhookRefused as refused:
             form.add_error("url", str(refused))
@@ -138,7 +170,7 @@ def webhook_detail(request, endpoint_id: int):
 def webhook_set_enabled(request, endpoint_id: int):
     endpoint = _own_endpoint(request, endpoint_id)
     enabled = request.POST.get("enabled") == "1"
-    webhook_endpoint_set_enabled(endpoint=endpoint, enabled=enabled)
+    webhook_endpoint_set_enabled(endpoint=endpoint, enabled=enabled, actor=Actor.DEVELOPER)
     messages.success(request, f"Deliveries to {endpoint.url} are {'on' if enabled else 'off'}.")
     return redirect("webhooks:detail", endpoint_id=endpoint.pk)
 
@@ -149,7 +181,7 @@ def webhook_set_enabled(request, endpoint_id: int):
 @recent_authentication_required(return_to="webhooks:detail")
 def webhook_rotate(request, endpoint_id: int):
     endpoint = _own_endpoint(request, endpoint_id)
-    webhook_secret_rotate(endpoint=endpoint, now=timezone.now())
+    webhook_secret_rotate(endpoint=endpoint, now=timezone.now(), actor=Actor.DEVELOPER)
     return _show_secret_once(request, endpoint)
 
 
@@ -158,6 +190,14 @@ def webhook_rotate(request, endpoint_id: int):
 @require_POST
 def webhook_test(request, endpoint_id: int):
     endpoint = _own_endpoint(request, endpoint_id)
+    limited = _over_account_limit(
+        request, endpoint.account, group="webhook-test-event",
+        rate=settings.WEBHOOK_TEST_EVENT_RATE,
+        reason="This account has sent too many test events.",
+        back=reverse("webhooks:detail", args=[endpoint.pk]), back_label="Back to the endpoint",
+    )  # fmt: skip
+    if limited:
+        return limited
     if not endpoint.enabled:
         messages.error(request, "Enable the endpoint to send it a test event.")
     else:

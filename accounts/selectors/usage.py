@@ -6,6 +6,7 @@ from datetime import UTC, date, datetime
 from functools import lru_cache
 
 from accounts.models import QuotaAlert
+from phoneintel.formats import iso_utc
 
 
 @dataclass(frozen=True)
@@ -57,10 +58,3 @@ def _month_texts(period: date) -> tuple[str, str]:
 def month_end(period: date) -> datetime:
     year, month = divmod(period.month, 12)
     return datetime(period.year + year, month + 1, 1, tzinfo=UTC)
-
-
-@lru_cache(maxsize=4096)  # a key's times are the same on each of its requests
-def iso_utc(moment: datetime | None) -> str | None:
-    if moment is None:
-        return None
-    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")

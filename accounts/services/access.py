@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from accounts.emails import email_queue, site_link
 from accounts.models import Account, SignupLink, User
-from events.models import EventType
+from events import types as event_types
 from events.services import event_emit
 
 SIGNUP_LINK_LIFETIME = timedelta(days=settings.SIGNUP_LINK_MAX_AGE_DAYS)
@@ -38,7 +38,7 @@ def account_get_or_create_approved(*, email: str, actor: str) -> Account:
         user=user, defaults={"access": Account.Access.APPROVED}
     )
     if created:
-        _access_event(account, EventType.ACCESS_APPROVED, actor=actor, previous=None)
+        _access_event(account, event_types.ACCESS_APPROVED, actor=actor, previous=None)
     return account
 
 
@@ -111,7 +111,7 @@ def access_request_approve(
     if monthly_quota is not None:
         account.monthly_quota = monthly_quota
     account.save(update_fields=["access", "reviewed_at", "monthly_quota"])
-    _access_event(account, EventType.ACCESS_APPROVED, actor=actor, previous=previous)
+    _access_event(account, event_types.ACCESS_APPROVED, actor=actor, previous=previous)
     context = {"developer": account}
     if account.user.has_usable_password():
         email_queue(to=account.user.email, template="access_approved_sign_in", context=context)
@@ -164,7 +164,7 @@ def account_invite(
         account.monthly_quota = monthly_quota
     account.save()
     if previous != Account.Access.APPROVED:
-        _access_event(account, EventType.ACCESS_APPROVED, actor=actor, previous=previous)
+        _access_event(account, event_types.ACCESS_APPROVED, actor=actor, previous=previous)
     link, signup_url = signup_link_issue(account=account, created_by=invited_by, now=now)
     email_queue(
         to=email,
@@ -184,7 +184,7 @@ def account_suspend(*, account: Account, now: datetime, actor: str) -> bool:
     if changed:
         account.access = Account.Access.SUSPENDED
         _access_event(
-            account, EventType.ACCESS_SUSPENDED, actor=actor, previous=Account.Access.APPROVED
+            account, event_types.ACCESS_SUSPENDED, actor=actor, previous=Account.Access.APPROVED
         )
     return bool(changed)
 
@@ -198,7 +198,7 @@ def account_reactivate(*, account: Account, now: datetime, actor: str) -> bool:
     if changed:
         account.access = Account.Access.APPROVED
         _access_event(
-            account, EventType.ACCESS_APPROVED, actor=actor, previous=Account.Access.SUSPENDED
+            account, event_types.ACCESS_APPROVED, actor=actor, previous=Account.Access.SUSPENDED
         )
     return bool(changed)
 

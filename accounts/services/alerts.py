@@ -19,7 +19,8 @@ from accounts.emails import email_queue
 from accounts.models import ApiKey, MonthlyUsage, QuotaAlert, User, month_start
 from accounts.selectors.key_read import AuthenticatedKey
 from accounts.selectors.usage import UsageSummary
-from events.models import Actor, EventType
+from events import types as event_types
+from events.models import Actor
 from events.services import event_emit
 
 
@@ -38,7 +39,7 @@ def quota_alerts_queue(
         return
     _threshold_events(
         api_key=api_key,
-        type=EventType.QUOTA_THRESHOLD_REACHED,
+        type=event_types.QUOTA_THRESHOLD_REACHED,
         thresholds=thresholds,
         usage=usage,
         limit_field="unitsQuota",
@@ -64,7 +65,7 @@ def allowance_thresholds_record(
     `api_key` crossed; `usage` is the developer's month after it."""
     _threshold_events(
         api_key=api_key,
-        type=EventType.ALLOWANCE_THRESHOLD_REACHED,
+        type=event_types.ALLOWANCE_THRESHOLD_REACHED,
         thresholds=thresholds,
         usage=usage,
         limit_field="unitsAllowance",

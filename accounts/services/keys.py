@@ -1,5 +1,6 @@
 """Writes on API keys: issue, roll, revoke, authenticate, and the expiry notices."""
 
+import logging
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
@@ -14,11 +15,14 @@ from accounts.emails import email_queue
 from accounts.models import KEY_LIFETIME, Account, ApiKey, KeyExpiryNotice, key_usable
 from accounts.restrictions import restrictions_clean
 from accounts.selectors.key_read import AuthenticatedKey, api_key_read
-from accounts.selectors.usage import iso_utc
 from accounts.services.alerts import quota_alerts_reset
-from events.models import Actor, Event, EventType
+from events import types as event_types
+from events.models import Actor, Event
 from events.services import event_emit
 from phoneintel.errors import ErrorCode
+from phoneintel.formats import iso_utc
+
+logger = logging.getLogger(__name__)
 
 # Live (neither revoked nor expired) keys a developer may hold at once through the portal.
 MAX_LIVE_KEYS_PER_DEVELOPER = 10
@@ -106,10 +110,15 @@ def api_key_create(
                 if rolled_from is None:
                     event_emit(
                         account=account,
-                        type=EventType.KEY_CREATED,
+                        type=event_types.KEY_CREATED,
                         mode=mode,
                         actor=actor,
-                        data=_key_data(key) | {"expiresAt": iso_utc(key.expires_at)},
+                        data=_key_data(key)
+                        | {
+                            "expiresAt": iso_utc(key.expires_at),
+                            "products": key.products,
+                            "allowedIps": list(key.allowed_ips),
+                        },
                     )
             return key, raw
         except IntegrityError:
@@ -119,8 +128,10 @@ def api_key_create(
 
 
 def _key_data(key: ApiKey) -> dict:
-    """How an event names a key: its display prefix and name, never the key."""
-    return {"keyPrefix": key.prefix, "name": key.name}
+    """How an event names a key: its id and display prefix. Never the key, and never its
+    name: a person's free text (a name may look like a phone number, which an event
+    refuses) must not make revoking or expiring a key fail."""
+    return {"keyId": key.pk, "keyPrefix": key.prefix}
 
 
 def _default_quota(mode: str) -> int:
@@ -139,7 +150,7 @@ def api_key_revoke(*, api_key: ApiKey, actor: str) -> ApiKey:
         api_key.revoked_at = now
         event_emit(
             account=api_key.account_id,
-            type=EventType.KEY_REVOKED,
+            type=event_types.KEY_REVOKED,
             mode=api_key.mode,
             actor=actor,
             data=_key_data(api_key),
@@ -178,7 +189,7 @@ def api_key_restrict(
     api_key.save(update_fields=["products", "allowed_ips"])
     event_emit(
         account=api_key.account_id,
-        type=EventType.KEY_RESTRICTED,
+        type=event_types.KEY_RESTRICTED,
         mode=api_key.mode,
         actor=actor,
         data=_key_data(api_key) | {"products": products, "allowedIps": list(allowed_ips)},
@@ -186,9 +197,21 @@ def api_key_restrict(
     return api_key
 
 
-def api_key_set_active(*, api_key: ApiKey, active: bool) -> ApiKey:
+@transaction.atomic
+def api_key_set_active(*, api_key: ApiKey, active: bool, actor: str = Actor.SYSTEM) -> ApiKey:
+    """Deactivates a key (401 `inactive_api_key` from its next request) or activates it
+    again. Records `key.deactivated` or `key.activated`, done by `actor` (staff in the
+    admin, the system for `manage.py apikey`), once: only when the key changes."""
+    # A conditional update, so two clicks at once record one event.
+    if ApiKey.objects.filter(pk=api_key.pk).exclude(is_active=active).update(is_active=active):
+        event_emit(
+            account=api_key.account_id,
+            type=event_types.KEY_ACTIVATED if active else event_types.KEY_DEACTIVATED,
+            mode=api_key.mode,
+            actor=actor,
+            data=_key_data(api_key),
+        )
     api_key.is_active = active
-    api_key.save(update_fields=["is_active"])
     return api_key
 
 
@@ -302,11 +325,15 @@ def api_key_roll(
     KeyExpiryNotice.objects.get_or_create(api_key=old, defaults={"sent_at": now})
     event_emit(
         account=old.account,
-        type=EventType.KEY_ROLLED,
+        type=event_types.KEY_ROLLED,
         mode=old.mode,
         actor=actor,
         data=_key_data(old)
-        | {"newKeyPrefix": new.prefix, "oldKeyExpiresAt": iso_utc(old.expires_at)},
+        | {
+            "newKeyId": new.pk,
+            "newKeyPrefix": new.prefix,
+            "oldKeyExpiresAt": iso_utc(old.expires_at),
+        },
     )
     return new, raw
 
@@ -318,7 +345,9 @@ def key_expiry_notices_send(*, now: datetime) -> int:
 
     Returns how many keys were noticed. Running it twice, or two at once, sends nothing
     twice: the keys are locked (others skip them) and each notice row is unique per key;
-    a key whose notice row another run inserted first is left to that run.
+    a key whose notice row another run inserted first is left to that run. Each key is its
+    own savepoint: a key that fails is logged and left for the next run, and the others
+    are noticed (one bad row must not stop every developer's notice).
     """
     keys = list(
         ApiKey.objects.select_for_update(skip_locked=True, of=("self",))
@@ -327,26 +356,34 @@ def key_expiry_notices_send(*, now: datetime) -> int:
         .filter(expires_at__lte=now + EXPIRY_NOTICE_AHEAD, expiry_notice__isnull=True)
         .order_by("account_id", "expires_at")
     )
-    noticed = _expiry_notices_insert(keys=keys, now=now)
-    keys = [key for key in keys if key.pk in noticed]
     by_account: dict[int, list[ApiKey]] = {}
     for key in keys:
-        event_emit(
-            account=key.account,
-            type=EventType.KEY_EXPIRING,
-            mode=key.mode,
-            actor=Actor.SYSTEM,
-            data=_key_data(key) | {"expiresAt": iso_utc(key.expires_at)},
-        )
+        try:
+            with transaction.atomic():
+                if not _expiry_notices_insert(keys=[key], now=now):
+                    continue
+                event_emit(
+                    account=key.account,
+                    type=event_types.KEY_EXPIRING,
+                    mode=key.mode,
+                    actor=Actor.SYSTEM,
+                    data=_key_data(key) | {"expiresAt": iso_utc(key.expires_at)},
+                )
+        except Exception:
+            logger.exception("key %s: expiry notice not recorded; the next run tries again", key.pk)
+            continue
         by_account.setdefault(key.account_id, []).append(key)
     for account_keys in by_account.values():
         account = account_keys[0].account
-        email_queue(
-            to=account.user.email,
-            template="key_expiry",
-            context={"developer": account, "keys": account_keys},
-        )
-    return len(keys)
+        try:
+            email_queue(
+                to=account.user.email,
+                template="key_expiry",
+                context={"developer": account, "keys": account_keys},
+            )
+        except Exception:
+            logger.exception("developer %s: key expiry email not queued", account.pk)
+    return sum(len(account_keys) for account_keys in by_account.values())
 
 
 _NOTICES = KeyExpiryNotice._meta.db_table
@@ -378,12 +415,13 @@ _EXPIRED_EVENTS_LOCK = 560_001
 def key_expired_events_record(*, now: datetime) -> int:
     """Records `key.expired` for each key that expired (and was not revoked first) since
     the last run, once per key: the event itself is the mark, and one run at a time reads
-    the marks (a transaction-scoped advisory lock). Returns how many."""
+    the marks (a transaction-scoped advisory lock). Returns how many; a key that fails is
+    logged, and the others are recorded."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_EXPIRED_EVENTS_LOCK])
     since = now - EXPIRED_EVENT_WINDOW
     recorded = Event.objects.filter(
-        type=EventType.KEY_EXPIRED, created_at__gte=since, data__has_key="keyPrefix"
+        type=event_types.KEY_EXPIRED, created_at__gte=since, data__has_key="keyPrefix"
     ).values_list(KT("data__keyPrefix"), flat=True)
     keys = (
         ApiKey.objects.filter(revoked_at__isnull=True, expires_at__gt=since, expires_at__lte=now)
@@ -392,12 +430,18 @@ def key_expired_events_record(*, now: datetime) -> int:
     )
     count = 0
     for key in keys:
-        event_emit(
-            account=key.account_id,
-            type=EventType.KEY_EXPIRED,
-            mode=key.mode,
-            actor=Actor.SYSTEM,
-            data=_key_data(key) | {"expiredAt": iso_utc(key.expires_at)},
-        )
+        # A savepoint per key: one that fails is logged and left for the next run.
+        try:
+            with transaction.atomic():
+                event_emit(
+                    account=key.account_id,
+                    type=event_types.KEY_EXPIRED,
+                    mode=key.mode,
+                    actor=Actor.SYSTEM,
+                    data=_key_data(key) | {"expiredAt": iso_utc(key.expires_at)},
+                )
+        except Exception:
+            logger.exception("key %s: key.expired not recorded; the next run tries again", key.pk)
+            continue
         count += 1
     return count

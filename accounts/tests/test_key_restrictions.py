@@ -215,6 +215,25 @@ def test_the_sites_per_address_limits_count_the_same_client(settings):
     assert _get_ip(request("203.0.113.9", "198.51.100.7")) == "203.0.113.9"
 
 
+def test_an_ipv4_client_seen_as_mapped_ipv6_is_its_ipv4_address(client, settings):
+    """A dual-stack socket shows IPv4 clients as `::ffff:a.b.c.d`; django-ratelimit groups
+    IPv6 by /64, and every such address is in `::/64`: all IPv4 clients shared one counter."""
+    assert client_address(request("::ffff:198.51.100.7")) == "198.51.100.7"
+    settings.TRUSTED_PROXIES = ["10.0.0.0/8"]
+    assert client_address(request("::ffff:10.1.2.3", "::ffff:198.51.100.9")) == "198.51.100.9"
+    settings.SIGN_IN_RATE_PER_ADDRESS = "3/5m"
+    sign_in = "/accounts/sign-in/"
+    for n in range(3):
+        guess = {"username": f"nobody{n}@example.test", "password": "a guess"}
+        assert client.post(sign_in, guess, REMOTE_ADDR="::ffff:198.51.100.7").status_code == 200
+    guess = {"username": "someone@example.test", "password": "a guess"}
+    # The same client through either socket: limited.
+    assert client.post(sign_in, guess, REMOTE_ADDR="198.51.100.7").status_code == 429
+    assert client.post(sign_in, guess, REMOTE_ADDR="::ffff:198.51.100.7").status_code == 429
+    # Another IPv4 client on the same dual-stack socket has a counter of its own.
+    assert client.post(sign_in, guess, REMOTE_ADDR="::ffff:198.51.100.8").status_code == 200
+
+
 def test_a_spoofed_forwarded_for_changes_nothing_unless_a_trusted_proxy_sent_it(
     client, make_key, settings
 ):

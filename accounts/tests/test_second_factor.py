@@ -81,11 +81,11 @@ def test_the_code_step_keeps_where_the_sign_in_was_going(client, account_with_ap
 
 
 def test_wrong_codes_count_against_the_sign_in_limit(client, account_with_app, settings):
-    """SIGN_IN_RATE_PER_ACCOUNT is 5 tries in 5 minutes: the password and four codes."""
+    """SIGN_IN_RATE_PER_ACCOUNT is 5 failures in 5 minutes; the right password is free."""
     account, app = account_with_app
     assert password_step(client, account.user.email).status_code == 302
     right = totp_code(app.bin_key)
-    for _ in range(4):
+    for _ in range(5):
         assert client.post(CODE, {"code": wrong(right)}).status_code == 200
     limited = client.post(CODE, {"code": right})
     assert limited.status_code == 429 and "Too many requests" in limited.content.decode()
@@ -99,9 +99,69 @@ def test_wrong_codes_count_against_the_sign_in_limit(client, account_with_app, s
 def test_the_code_step_cannot_name_another_account_to_escape_the_limit(client, account_with_app):
     account, app = account_with_app
     password_step(client, account.user.email)
-    for i in range(4):
+    for i in range(5):
         client.post(CODE, {"code": "000000", "username": f"other{i}@example.test"})
     assert client.post(CODE, {"code": totp_code(app.bin_key)}).status_code == 429
+
+
+VICTIM = "victim@example.test"
+# Each signs in as VICTIM: Django's form folds the full-width v (U+FF56) to v (NFKC), and
+# the address is looked up in lower case.
+SPELLINGS = ("\uff56ictim@example.test", "VICTIM@Example.TEST", " victim@example.test")
+
+
+def test_every_spelling_of_an_account_shares_its_limit(client, make_account):
+    """Three spellings once gave 3 counters, 12 judged code guesses and no 429."""
+    account = make_account(email=VICTIM)
+    app = authenticator_app(account.user)
+    right = totp_code(app.bin_key)
+    judged = 0
+    with time_machine.travel(timezone.now(), tick=False):  # django-otp's delay held still
+        for spelling in SPELLINGS:
+            browser = Client()
+            assert password_step(browser, spelling)["Location"] == CODE
+            for _ in range(2):
+                app.throttle_reset()
+                answer = browser.post(CODE, {"code": wrong(right)})
+                judged += answer.status_code == 200
+    assert judged == 5  # the sixth guess, whatever the spelling, is refused unjudged
+    for spelling in SPELLINGS:
+        refused = password_step(Client(), spelling, password="a guess")
+        assert refused.status_code == 429
+        assert "too many wrong passwords or codes for this account" in refused.content.decode()
+
+
+def test_right_passwords_and_codes_cost_nothing(client, account_with_app):
+    """Signing in and out three times (a password and a code each, 6 steps) is not
+    limited; and the limited page says which limit, how long, and where to go back to."""
+    account, app = account_with_app
+    start = timezone.now()
+    for n in range(3):
+        # A code of a later 30 s step each time: django-otp spends each step once.
+        with time_machine.travel(start + timedelta(seconds=31 * n), tick=False):
+            assert password_step(client, account.user.email)["Location"] == CODE
+            done = client.post(CODE, {"code": totp_code(app.bin_key)})
+            assert done.status_code == 302 and signed_in_user(client) == str(account.user.pk)
+            client.post("/accounts/sign-out/")
+    for _ in range(5):
+        assert password_step(client, account.user.email, password="a guess").status_code == 200
+    limited = password_step(client, account.user.email)
+    page = limited.content.decode()
+    assert limited.status_code == 429 and signed_in_user(client) is None
+    assert "There have been too many wrong passwords or codes for this account." in page
+    seconds = int(limited["Retry-After"])
+    assert 0 < seconds <= 300
+    assert re.search(r"Wait (\d+ seconds?|[1-5] minutes?), then try again\.", page)
+    assert '<a href="/accounts/sign-in/">Back to sign in</a>' in page
+
+
+def test_the_address_limit_names_itself(client, make_account, settings):
+    settings.SIGN_IN_RATE_PER_ADDRESS = "3/5m"
+    for n in range(3):
+        password_step(client, f"nobody{n}@example.test", password="a guess")
+    limited = password_step(client, "someone-else@example.test", password="a guess")
+    assert limited.status_code == 429
+    assert "too many wrong passwords or codes from your network" in limited.content.decode()
 
 
 def test_the_code_must_come_within_five_minutes(client, account_with_app):
@@ -424,6 +484,53 @@ def test_the_confirm_page_counts_against_the_sign_in_limit_and_returns_only_here
     with time_machine.travel(timezone.now() + timedelta(minutes=16)):
         page = "/accounts/confirm/?next=https://evil.example/"
         assert client.post(page, {"password": PASSWORD})["Location"] == "/portal/"
-        for _ in range(4):
+        for _ in range(5):
             client.post(page, {"password": "guess"})
-        assert client.post(page, {"password": PASSWORD}).status_code == 429
+        limited = client.post(page, {"password": PASSWORD})
+        assert limited.status_code == 429
+        assert '<a href="/portal/">Back to the page you were on</a>' in limited.content.decode()
+
+
+# --- django-otp's own delay after wrong codes ----------------------------
+
+
+def test_wrong_codes_grow_django_otps_delay_and_the_right_code_waits_for_it(
+    client, account_with_app, settings
+):
+    """Each wrong code is kept on the device (django-otp then waits 1 s, 2 s, 4 s, … after
+    the 1st, 2nd, 3rd failure): the count must survive the refusal, not roll back with it."""
+    settings.SIGN_IN_RATE_PER_ACCOUNT = "100/5m"  # this test is about django-otp's delay
+    account, app = account_with_app
+    password_step(client, account.user.email)
+    right = totp_code(app.bin_key)
+    at = timezone.now()
+    for failures in range(6):
+        # Each guess arrives once the delay of the failures before it has passed.
+        at += timedelta(seconds=2 ** (failures - 1) + 0.5 if failures else 0)
+        with time_machine.travel(at, tick=False):
+            refused = client.post(CODE, {"code": wrong(right)})
+            assert "That code is not right" in refused.content.decode()
+    app.refresh_from_db()
+    assert app.throttling_failure_count == 6
+    # Six failures: 32 s before the next code is even looked at, the right one included.
+    with time_machine.travel(at + timedelta(seconds=10), tick=False):
+        early = client.post(CODE, {"code": totp_code(app.bin_key)})
+        assert "Too many wrong codes: wait 23 seconds" in early.content.decode()
+        assert signed_in_user(client) is None
+    with time_machine.travel(at + timedelta(seconds=33), tick=False):
+        done = client.post(CODE, {"code": totp_code(app.bin_key)})
+        assert done.status_code == 302 and signed_in_user(client) == str(account.user.pk)
+
+
+def test_a_code_used_already_says_so_rather_than_blaming_the_clock(client, account_with_app):
+    account, app = account_with_app
+    code = totp_code(app.bin_key)
+    password_step(client, account.user.email)
+    assert client.post(CODE, {"code": code}).status_code == 302
+    client.post("/accounts/sign-out/")
+    with time_machine.travel(timezone.now() + timedelta(seconds=2)):
+        password_step(client, account.user.email)
+        again = client.post(CODE, {"code": code}).content.decode()
+    assert "That code was used already: wait for the next one" in again
+    assert "Check the time on your phone" not in again
+    assert signed_in_user(client) is None

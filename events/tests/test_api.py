@@ -33,7 +33,7 @@ def add(account_id, type="key.revoked", mode="live", minutes_ago=0, **data):
         type=type,
         mode=mode,
         actor_type="system",
-        data=data or {"keyPrefix": "pi_beta_AbCd1234", "name": "Production"},
+        data=data or {"keyId": 1, "keyPrefix": "pi_beta_AbCd1234"},
         created_at=created_at,
     )
 
@@ -53,7 +53,7 @@ def test_pages_newest_first_until_has_more_is_false(client, make_key, contract):
     recent = list(Event.objects.order_by("-id").values_list("id", flat=True))
     assert len(recent) == 2
     made = [
-        add(key.account_id, minutes_ago=50 - i, keyPrefix="pi_beta_AbCd1234", name=f"Key {i}")
+        add(key.account_id, minutes_ago=50 - i, keyId=i + 1, keyPrefix="pi_beta_AbCd1234")
         for i in range(45)
     ]
     expected = recent + [e.id for e in reversed(made)]
@@ -73,7 +73,7 @@ def test_pages_newest_first_until_has_more_is_false(client, make_key, contract):
     assert pages == 3 and seen == expected
     third = get(client, raw).json()["data"]["items"][2]
     assert third == made[-1].as_payload()
-    assert third["data"] == {"keyPrefix": "pi_beta_AbCd1234", "name": "Key 44"}
+    assert third["data"] == {"keyId": 45, "keyPrefix": "pi_beta_AbCd1234"}
 
     body = get(client, raw, limit="100").json()["data"]
     assert len(body["items"]) == len(expected) and body["hasMore"] is False
@@ -158,3 +158,23 @@ def test_without_a_key_is_401(client, contract):
     answer = client.get(EVENTS)
     assert contract.assert_conforms(answer, EVENTS, "get")["error"]["code"] == "missing_api_key"
     assert answer.status_code == 401
+
+
+def test_an_event_recorded_before_key_ids_holds_to_the_document(client, make_key):
+    """Key events recorded before 2026-11-28 carry the key's name and no id; the record is
+    append-only, so they stay, and the API serves them without the name, as the document
+    says (every answer here is checked against it)."""
+    key, raw = make_key()
+    legacy = add(
+        key.account_id,
+        type="key.created",
+        minutes_ago=60,
+        keyPrefix=key.prefix,
+        name="20261128",
+        expiresAt="2027-02-20T08:15:04Z",
+    )
+    response = client.get(EVENTS, {"type": "key.created"}, HTTP_AUTHORIZATION=f"Bearer {raw}")
+    assert response.status_code == 200
+    [*_, served] = response.json()["data"]["items"]
+    assert served["id"] == legacy.id
+    assert served["data"] == {"keyPrefix": key.prefix, "expiresAt": "2027-02-20T08:15:04Z"}

@@ -58,9 +58,11 @@ def test_portal_key_create_roll_and_revoke_record_one_event_each(client, make_ac
         "mode": "live",
         "actor": {"type": "developer"},
         "data": {
+            "keyId": key.pk,
             "keyPrefix": key.prefix,
-            "name": "Production",
             "expiresAt": key.expires_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "products": None,
+            "allowedIps": [],
         },
     }
 
@@ -74,8 +76,9 @@ def test_portal_key_create_roll_and_revoke_record_one_event_each(client, make_ac
     key.refresh_from_db()
     assert (rolled.actor_type, rolled.mode) == ("developer", "live")
     assert rolled.data == {
+        "keyId": key.pk,
         "keyPrefix": key.prefix,
-        "name": "Production",
+        "newKeyId": new.pk,
         "newKeyPrefix": new.prefix,
         "oldKeyExpiresAt": key.expires_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
@@ -86,7 +89,7 @@ def test_portal_key_create_roll_and_revoke_record_one_event_each(client, make_ac
     revoked = only_event(type="key.revoked")
     assert (revoked.actor_type, revoked.data) == (
         "developer",
-        {"keyPrefix": new.prefix, "name": "Production"},
+        {"keyId": new.pk, "keyPrefix": new.prefix},
     )
     # Revoking a revoked key changes nothing and records nothing.
     client.post(f"/portal/keys/{new.pk}/revoke/")
@@ -164,7 +167,7 @@ def test_restrictions_changed_record_key_restricted_by_whoever_changed_them(
     assert (portal.actor_type, portal.mode, portal.data) == (
         "developer",
         "live",
-        {"keyPrefix": key.prefix, "name": "Restricted", "products": None,
+        {"keyId": key.pk, "keyPrefix": key.prefix, "products": None,
          "allowedIps": ["10.0.0.0/8"]},
     )  # fmt: skip
     # The same restrictions again change nothing and record nothing.
@@ -232,8 +235,8 @@ def test_key_expiring_is_recorded_once_by_the_daily_task(make_key, sent):
         soon.account_id,
     )
     assert expiring.data == {
+        "keyId": soon.pk,
         "keyPrefix": soon.prefix,
-        "name": soon.name,
         "expiresAt": soon.expires_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
     _, emails = sent(lambda: send_key_expiry_notices.delay().get())
@@ -258,8 +261,8 @@ def test_key_expired_is_recorded_once_per_key_by_the_hourly_task(make_key, eager
         "system",
         expired.account_id,
         {
+            "keyId": expired.pk,
             "keyPrefix": expired.prefix,
-            "name": expired.name,
             "expiredAt": past.strftime("%Y-%m-%dT%H:%M:%SZ"),
         },
     )

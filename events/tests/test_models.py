@@ -1,5 +1,6 @@
 """The event row: its id, its payload, and the database's refusal to rewrite one."""
 
+import re
 import time
 from datetime import timedelta
 
@@ -10,7 +11,7 @@ from django.utils import timezone
 
 from accounts import crypto
 from events.models import Event, new_event_id
-from events.services import EventDataRefused, event_emit, events_purge
+from events.services import EventDataInvalid, EventDataRefused, event_emit, events_purge
 from events.tasks import purge_events
 
 
@@ -36,21 +37,21 @@ def test_emit_inserts_one_row_whose_payload_is_the_contracts(make_account):
     account = make_account()
     event = event_emit(
         account=account,
-        type="key.created",
+        type="key.revoked",
         mode="test",
         actor="developer",
-        data={"keyPrefix": "pi_beta_test_AbCd1234", "name": "CI"},
+        data={"keyId": 7, "keyPrefix": "pi_beta_test_AbCd1234"},
     )
     row = Event.objects.get()
     assert row.pk == event.pk
     payload = row.as_payload()
     assert payload == {
         "id": event.pk,
-        "type": "key.created",
+        "type": "key.revoked",
         "createdAt": payload["createdAt"],
         "mode": "test",
         "actor": {"type": "developer"},
-        "data": {"keyPrefix": "pi_beta_test_AbCd1234", "name": "CI"},
+        "data": {"keyId": 7, "keyPrefix": "pi_beta_test_AbCd1234"},
     }
     assert payload["createdAt"].endswith("Z")
 
@@ -62,16 +63,61 @@ def test_emit_inserts_one_row_whose_payload_is_the_contracts(make_account):
         {"nested": {"secret": "whsec_abc"}},
         {"phone": "+14155550123"},
         {"list": ["4155550123"]},
+        # In a declared field too: a raw key where the prefix belongs.
+        {"keyId": 7, "keyPrefix": "RAW"},
     ],
 )
-def test_emit_refuses_raw_keys_secrets_and_numbers(make_account, data):
+def test_emit_refuses_raw_keys_secrets_and_numbers(make_account, data, settings):
     if "key" in data:
         data = {"key": crypto.generate_key()}
-    with pytest.raises(EventDataRefused):
-        event_emit(
-            account=make_account(), type="key.created", mode="live", actor="system", data=data
-        )
+    if data.get("keyPrefix") == "RAW":
+        data["keyPrefix"] = crypto.generate_key()
+    # Refused whether or not data is checked against its declaration.
+    for strict in (True, False):
+        settings.EVENT_DATA_STRICT = strict
+        with pytest.raises(EventDataRefused):
+            event_emit(
+                account=make_account(), type="key.revoked", mode="live", actor="system",
+                data=data,
+            )  # fmt: skip
     assert not Event.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("type", "data", "problem"),
+    [
+        ("key.renamed", {}, "the type 'key.renamed' is not declared"),
+        ("key.revoked", {"keyPrefix": "pi_beta_AbCd1234"}, "data.keyId is missing"),
+        ("key.revoked", {"keyId": 1, "keyPrefix": "pi_beta_AbCd1234", "name": "CI"},
+         "data.name is not declared"),
+        ("key.revoked", {"keyId": "1", "keyPrefix": "pi_beta_AbCd1234"}, "data.keyId is not Id"),
+        ("quota.threshold_reached", {"keyPrefix": "pi_beta_AbCd1234", "threshold": 90,
+         "unitsUsed": 9, "unitsQuota": 10, "period": "2026-11"}, "data.threshold is not Choice"),
+    ],
+)  # fmt: skip
+def test_emit_checks_data_against_the_declaration(make_account, settings, caplog, type, data,
+                                                  problem):  # fmt: skip
+    """Strict (tests, DEBUG): an error. Elsewhere: logged, and the event is still recorded,
+    so a bug in an event never stops the action it records."""
+    account = make_account()
+    with pytest.raises(EventDataInvalid, match=re.escape(problem)):
+        event_emit(account=account, type=type, mode="live", actor="system", data=data)
+    assert not Event.objects.exists()
+    settings.EVENT_DATA_STRICT = False
+    event = event_emit(account=account, type=type, mode="live", actor="system", data=data)
+    assert Event.objects.get().pk == event.pk
+    assert problem in caplog.text
+
+
+def test_a_key_name_retired_from_events_is_left_out_of_older_events(make_account):
+    """Key events carried the key's free-text name until 2026-11; the rows stay as they
+    were (append-only), and no payload shows the name any more."""
+    old = Event.objects.create(
+        account=make_account(), type="key.revoked", mode="live", actor_type="staff",
+        data={"keyPrefix": "pi_beta_AbCd1234", "name": "20261128"},
+    )  # fmt: skip
+    assert old.as_payload()["data"] == {"keyPrefix": "pi_beta_AbCd1234"}
+    assert Event.objects.get().data["name"] == "20261128"
 
 
 def _raw(sql, params=()):
@@ -81,8 +127,9 @@ def _raw(sql, params=()):
 
 def test_database_refuses_update_and_delete(make_account):
     event = event_emit(
-        account=make_account(), type="access.approved", mode="live", actor="staff", data={}
-    )
+        account=make_account(), type="access.approved", mode="live", actor="staff",
+        data={"access": "approved", "previousAccess": "pending"},
+    )  # fmt: skip
     with pytest.raises(DatabaseError, match="Cannot update"):
         _raw("UPDATE events_event SET type = 'key.revoked' WHERE id = %s", [event.pk])
     with pytest.raises(DatabaseError, match="Cannot delete"):
@@ -101,6 +148,17 @@ def test_database_refuses_update_and_delete(make_account):
         _raw("UPDATE events_event SET data = '{}' WHERE id = %s", [old.pk])
     assert Event.objects.filter(type="access.approved").get().type == "access.approved"
     assert Event.objects.count() == 2
+
+
+def test_database_refuses_truncate(transactional_db, make_account):
+    """TRUNCATE fires no DELETE trigger: without a trigger of its own, the app's role (the
+    table's owner unless production separates them, README) could empty the record. (The
+    event is committed: inside a transaction with pending foreign-key checks PostgreSQL
+    refuses TRUNCATE for that reason first.)"""
+    event_emit(account=make_account(), type="access.approved", mode="live", actor="staff", data={})
+    with pytest.raises(DatabaseError, match="Cannot truncate"):
+        _raw("TRUNCATE events_event CASCADE")
+    assert Event.objects.count() == 1
 
 
 def test_purge_removes_only_events_older_than_400_days(make_account):

@@ -14,11 +14,28 @@ from accounts.services import (
     api_key_create,
     api_key_roll,
 )
+from accounts.services.keys import api_key_restrict, api_key_set_active
+from accounts.services.second_factor import (
+    recovery_codes_renew,
+    second_factor_remove,
+    second_factor_verify,
+    totp_device_confirm,
+    totp_device_pending,
+)
 from accounts.tasks import record_expired_keys, send_key_expiry_notices
-from events.models import Event, EventType
+from conftest import totp_code
+from events.models import Event
 from events.openapi import event_component
-from events.services import event_emit
+from events.types import event_type_names
 from phoneintel.tests.contract import Contract
+from webhooks.services import (
+    webhook_endpoint_create,
+    webhook_endpoint_failed,
+    webhook_endpoint_set_enabled,
+    webhook_endpoint_update,
+    webhook_secret_rotate,
+    webhook_test_send,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -32,9 +49,9 @@ def test_each_type_has_a_component_with_a_conforming_example(contract):
     schemas = contract.document["components"]["schemas"]
     event = schemas["Event"]
     assert event["discriminator"]["mapping"] == {
-        value: f"#/components/schemas/{event_component(value)}" for value in EventType.values
+        value: f"#/components/schemas/{event_component(value)}" for value in event_type_names()
     }
-    for value in EventType.values:
+    for value in event_type_names():
         name = event_component(value)
         schema = schemas[name]
         assert schema["properties"]["type"]["enum"] == [value]
@@ -47,8 +64,11 @@ def test_each_type_has_a_component_with_a_conforming_example(contract):
     assert event_component("quota.threshold_reached") == "QuotaThresholdReachedEvent"
 
 
-def test_every_event_the_code_emits_conforms(contract, make_account, make_key, client, eager_tasks):
-    """Each emitter run once (restricted and webhook.test as their own services will)."""
+def test_every_event_the_code_emits_conforms(
+    contract, make_account, make_key, client, eager_tasks, settings
+):
+    """Each emitter run once, as the portal, the admin, the commands and the jobs run it:
+    every declared type is emitted, and every event conforms to the document."""
 
     account = make_account(access=Account.Access.PENDING)
     access_request_approve(
@@ -74,17 +94,32 @@ def test_every_event_the_code_emits_conforms(contract, make_account, make_key, c
     send_key_expiry_notices.delay()
     ApiKey.objects.filter(pk=soon.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     record_expired_keys.delay()
-    event_emit(
-        account=account,
-        type="key.restricted",
-        mode="live",
-        actor="developer",
-        data={"keyPrefix": soon.prefix, "name": soon.name, "products": None, "allowedIps": []},
-    )
-    event_emit(account=account, type="webhook.test", mode="test", actor="developer",
-               data={"endpointId": 1})  # fmt: skip
+    api_key_restrict(api_key=soon, products=None, allowed_ips=["10.0.0.0/8"], actor="developer")
+    api_key_set_active(api_key=soon, active=False, actor="staff")
+    api_key_set_active(api_key=soon, active=True, actor="staff")
 
-    assert set(Event.objects.values_list("type", flat=True)) == set(EventType.values)
+    settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.0/8"]
+    endpoint, _ = webhook_endpoint_create(
+        account=account, url="http://127.0.0.1:9/hooks", event_types=[], actor="developer"
+    )
+    webhook_endpoint_update(
+        endpoint=endpoint, url=endpoint.url, event_types=["key.revoked"], actor="developer"
+    )
+    webhook_endpoint_set_enabled(endpoint=endpoint, enabled=False, actor="developer")
+    webhook_endpoint_set_enabled(endpoint=endpoint, enabled=True, actor="developer")
+    webhook_secret_rotate(endpoint=endpoint, now=timezone.now(), actor="developer")
+    webhook_test_send(endpoint=endpoint)
+    endpoint.failing_since = timezone.now() - timedelta(days=4)
+    webhook_endpoint_failed(endpoint=endpoint, now=timezone.now())
+
+    user = account.user
+    device = totp_device_pending(user=user)
+    totp_device_confirm(user=user, code=totp_code(device.bin_key))
+    [code, *_] = recovery_codes_renew(user=user)
+    second_factor_verify(user=user, code=code, recovery=True)
+    second_factor_remove(user=user)
+
+    assert set(Event.objects.values_list("type", flat=True)) == set(event_type_names())
     validator = contract.validator("components", "schemas", "Event")
     for event in Event.objects.all():
         errors = list(validator.iter_errors(event.as_payload()))

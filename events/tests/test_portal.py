@@ -45,8 +45,9 @@ def test_the_page_lists_the_developers_events_newest_first(client, account_with_
     assert rows(page) == [event.id for event in mine] and len(mine) == 4
     production = account_with_events.api_keys.get(mode="live")
     assert "80% of the key&#x27;s quota: 800 of 1000 units in 2026-11" in page
-    assert "“Production” revoked" in page
-    assert f"<code>{production.prefix}…</code>" in page
+    assert f"Key {production.prefix}… revoked" in page
+    # Events name a key by its prefix; the page adds the key's name today beside it.
+    assert f'<code>{production.prefix}…</code> <span class="key-name">Production</span>' in page
     assert "<caption>Events on your account, newest first</caption>" in page
     assert 'aria-current="page"' in page and ">Events</a>" in page
     assert '<label for="id_type">Type</label>' in page and '<label for="id_key">Key</label>' in page
@@ -92,7 +93,10 @@ def test_csv_has_every_filtered_event(client, account_with_events):
     assert first["key_prefix"] == production.prefix and first["mode"] == "live"
     assert first["actor"] == "system" and first["created_at"].endswith("Z")
     assert json.loads(first["data"])["unitsUsed"] == 800
-    assert table[1]["actor"] == "developer" and table[1]["summary"] == "“Production” revoked"
+    assert (
+        table[1]["actor"] == "developer"
+        and table[1]["summary"] == f"Key {production.prefix}… revoked"
+    )
     # The page links to the CSV of what it shows.
     page = client.get("/portal/events/", {"key": production.pk, "page": "1"}).content.decode()
     assert f'href="/portal/events.csv?key={production.pk}"' in page

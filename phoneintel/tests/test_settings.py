@@ -54,3 +54,39 @@ def test_with_debug_on_a_django_line_is_written_once():
     result = manage("shell", "-c", probe, DEBUG="1", LOG_FORMAT="plain")
     assert result.returncode == 0, result.stderr
     assert result.stderr.count("probe: one line") == 1, result.stderr
+
+
+WEBHOOK_PROBE = (
+    "from django.conf import settings; print(settings.WEBHOOK_ALLOWED_NETWORKS); "
+    "from webhooks.ssrf import AddressRefused, webhook_target\n"
+    "for url in ('http://127.0.0.1:9000/hooks', 'http://[::1]:9000/hooks', "
+    "'http://10.0.0.1/hooks'):\n"
+    "    try: print(url, webhook_target(url).address)\n"
+    "    except AddressRefused as refused: print(url, 'refused:', refused)"
+)
+
+
+def test_under_make_run_a_webhook_receiver_on_this_machine_works():
+    """With DEBUG on, loopback is allowed (plain http too); nothing else is, and with DEBUG
+    off nothing is."""
+    result = manage("shell", "--no-imports", "-c", WEBHOOK_PROBE, DEBUG="1")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "['127.0.0.0/8', '::1/128']"
+    assert lines[1] == "http://127.0.0.1:9000/hooks 127.0.0.1"
+    assert lines[2] == "http://[::1]:9000/hooks ::1"
+    assert "http://10.0.0.1/hooks refused: The host 10.0.0.1 resolves to a private" in lines[3]
+
+    production = {
+        "DEBUG": "0", "SECRET_KEY": "s" * 50, "API_KEY_SECRET": "a" * 50,
+        "EXPOSURE_HASH_SECRET": "e" * 50, "DATABASE_URL": "postgres://app@127.0.0.1:1/app",
+        "REDIS_URL": "redis://127.0.0.1:1/0", "ALLOWED_HOSTS": "example.test",
+    }  # fmt: skip
+    result = manage("shell", "--no-imports", "-c", WEBHOOK_PROBE, **production)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "[]"
+    assert (
+        "http://127.0.0.1:9000/hooks refused: The host 127.0.0.1 resolves to a loopback"
+        in (lines[1])
+    )

@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 from standardwebhooks.webhooks import Webhook
 
-from accounts.models import Account
+from accounts.models import Account, User
 from accounts.tests.conftest import PASSWORD
 from events.models import Event
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
@@ -180,3 +180,52 @@ def test_the_delivery_log_shows_each_attempt(
     assert '<td data-label="Status code" class="num">500</td>' in row
     assert f"{attempt.duration_ms} ms" in row
     assert "Answered 500." in row
+
+
+# --- Limits per account ----------------------------------------------------
+
+
+def test_sending_test_events_is_limited_per_account(
+    portal, account, endpoint, settings, django_capture_on_commit_callbacks
+):
+    """60 clicks once gave 60 events (which no one may delete) and 60 x 7 attempts."""
+    settings.WEBHOOK_TEST_EVENT_RATE = "3/h"
+    test = f"/portal/webhooks/{endpoint.pk}/test/"
+    with django_capture_on_commit_callbacks(execute=False):
+        for _ in range(3):
+            assert portal.post(test).status_code == 302
+        limited = portal.post(test)
+        # The same account in another browser shares the count.
+        elsewhere = signed_in(account).post(test)
+    assert limited.status_code == 429 and elsewhere.status_code == 429
+    page = limited.content.decode()
+    assert "This account has sent too many test events." in page
+    assert re.search(r"Wait \d+ minutes?, then try again\.", page)
+    assert f'<a href="/portal/webhooks/{endpoint.pk}/">Back to the endpoint</a>' in page
+    assert 0 < int(limited["Retry-After"]) <= 3600
+    assert Event.objects.filter(account=account, type="webhook.test").count() == 3
+
+
+def test_adding_endpoints_is_limited_per_account(portal, account, receiver, loopback_allowed):
+    loopback_allowed.WEBHOOK_CREATE_RATE = "2/h"
+    add = {"url": receiver.url, "enabled": "on"}
+    for _ in range(2):
+        assert portal.post("/portal/webhooks/add/", add).status_code == 302
+    limited = portal.post("/portal/webhooks/add/", add)
+    assert limited.status_code == 429
+    assert "This account has added too many webhook endpoints." in limited.content.decode()
+    assert '<a href="/portal/webhooks/">Back to webhooks</a>' in limited.content.decode()
+    assert WebhookEndpoint.objects.filter(account=account).count() == 2
+    # Another account is not held by this one's count.
+    user = User.objects.create_user(email="other-hooks@example.test", password=PASSWORD)
+    other = Account.objects.create(user=user, access=Account.Access.APPROVED)
+    assert signed_in(other).post("/portal/webhooks/add/", add).status_code == 302
+
+
+def test_a_pending_developer_may_add_an_endpoint_for_test_events(
+    portal, account, receiver, loopback_allowed
+):
+    """Pending developers hold test keys (CONTRACT, Sandbox): their test events reach them."""
+    Account.objects.filter(pk=account.pk).update(access=Account.Access.PENDING)
+    add = {"url": receiver.url, "enabled": "on"}
+    assert portal.post("/portal/webhooks/add/", add).status_code == 302

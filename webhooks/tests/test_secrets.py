@@ -19,7 +19,7 @@ def test_secrets_never_reach_logs_events_the_database_or_the_admin(
 ):
     caplog.set_level(logging.DEBUG)
     old = endpoint.secret
-    new = webhook_secret_rotate(endpoint=endpoint, now=timezone.now())
+    new = webhook_secret_rotate(endpoint=endpoint, now=timezone.now(), actor="developer")
     event = webhook_test_send(endpoint=endpoint)
     [delivery_id] = event_fan_out(
         event_id=event.pk, account_id=account.pk, event_type=event.type,

@@ -8,6 +8,7 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from events.services import event_emit
+from events.types import event_type
 from webhooks.delivery import delivery_attempt, event_fan_out
 from webhooks.models import WebhookAttempt, WebhookEndpoint
 from webhooks.services import WebhookRefused, webhook_endpoint_create
@@ -38,6 +39,58 @@ def test_special_addresses_are_refused(url, kind, settings):
     settings.WEBHOOK_ALLOWED_NETWORKS = []
     with pytest.raises(AddressRefused, match=f"resolves to {kind}, which webhooks may not reach"):
         webhook_target(url)
+
+
+# IPv6 addresses that wrap a refused IPv4 address, and IPv6 site-local: Python 3.11's
+# tables call the first two and the last global.
+WRAPPED = [
+    # 6to4 (2002::/16): the IPv4 address is bits 16-48.
+    ("https://[2002:a9fe:a9fe::]/", "a link-local address"),
+    ("https://[2002:7f00:1::]/", "a loopback address"),
+    ("https://[2002:0a00:0001::1]/", "a private address"),
+    # Teredo (2001::/32): the client is the last 32 bits, inverted.
+    ("https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/", "a loopback address"),
+    ("https://[2001:0:4136:e378:8000:63bf:5601:5601]/", "a link-local address"),
+    # IPv4-compatible (::/96, deprecated).
+    ("https://[::a9fe:a9fe]/", "a link-local address"),
+    # Site-local (fec0::/10, deprecated by RFC 3879).
+    ("https://[fec0::1]/", "a site-local address"),
+    ("https://[feff:ffff::1]/", "a site-local address"),
+]
+
+
+@pytest.mark.parametrize(("url", "kind"), WRAPPED)
+def test_ipv6_wrapping_a_refused_ipv4_address_or_site_local_is_refused(url, kind, settings):
+    settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.0/8", "::1/128"]
+    with pytest.raises(AddressRefused, match=f"resolves to {kind}, which webhooks may not reach"):
+        webhook_target(url)
+
+
+def test_6to4_wrapping_a_public_address_is_judged_as_the_ipv6_it_is():
+    assert webhook_target("https://[2002:5db8:d70e::1]/").address == "2002:5db8:d70e::1"
+
+
+@pytest.mark.parametrize(("url", "kind"), WRAPPED)
+def test_wrapped_and_site_local_addresses_are_refused_at_creation_and_delivery(
+    url, kind, account, settings
+):
+    settings.WEBHOOK_ALLOWED_NETWORKS = []
+    with pytest.raises(WebhookRefused, match=kind):
+        webhook_endpoint_create(account=account, url=url, event_types=[])
+    assert not WebhookEndpoint.objects.exists()
+    # Created while its network was allowed, refused at delivery once it is not: before
+    # any connection is made.
+    settings.WEBHOOK_ALLOWED_NETWORKS = ["2002::/16", "2001::/32", "::/96", "fec0::/10"]
+    endpoint, _ = webhook_endpoint_create(account=account, url=url, event_types=[])
+    settings.WEBHOOK_ALLOWED_NETWORKS = []
+    event = event_emit(account=account, type="key.created", mode="live", actor="system", data={})
+    [delivery_id] = event_fan_out(
+        event_id=event.pk, account_id=account.pk, event_type=event.type,
+        endpoint_id=None, now=timezone.now(),
+    )  # fmt: skip
+    assert delivery_attempt(delivery_id=delivery_id) == "address_refused"
+    [attempt] = WebhookAttempt.objects.filter(endpoint=endpoint)
+    assert attempt.status_code is None and kind in attempt.error
 
 
 @pytest.mark.parametrize(
@@ -95,7 +148,13 @@ def test_delivery_resolves_again_and_records_a_refused_attempt(url, account, set
     settings.WEBHOOK_ALLOWED_NETWORKS = ["10.0.0.0/8", "169.254.0.0/16", "127.0.0.0/8", "::1/128"]
     endpoint, _ = webhook_endpoint_create(account=account, url=url, event_types=[])
     settings.WEBHOOK_ALLOWED_NETWORKS = []
-    event = event_emit(account=account, type="key.created", mode="live", actor="system", data={})
+    event = event_emit(
+        account=account,
+        type="key.created",
+        mode="live",
+        actor="system",
+        data=event_type("key.created").example,
+    )
     [delivery_id] = event_fan_out(
         event_id=event.pk, account_id=account.pk, event_type=event.type,
         endpoint_id=None, now=timezone.now(),

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from events.services import event_emit
+from events.types import event_type
 from phoneintel.celery import app as celery_app
 from webhooks.delivery import SWEEP_GRACE, delivery_attempt, event_fan_out
 from webhooks.models import WebhookAttempt, WebhookDelivery
@@ -16,7 +17,13 @@ from webhooks.tasks import purge_deliveries, queue_due_deliveries
 
 
 def delivery_for(account) -> WebhookDelivery:
-    event = event_emit(account=account, type="key.created", mode="live", actor="system", data={})
+    event = event_emit(
+        account=account,
+        type="key.created",
+        mode="live",
+        actor="system",
+        data=event_type("key.created").example,
+    )
     [delivery_id] = event_fan_out(
         event_id=event.pk, account_id=account.pk, event_type=event.type,
         endpoint_id=None, now=timezone.now(),

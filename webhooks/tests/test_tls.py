@@ -18,6 +18,7 @@ from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
 
 from events.services import event_emit
+from events.types import event_type
 from webhooks import delivery as delivery_module
 from webhooks.delivery import delivery_attempt, event_fan_out
 from webhooks.models import WebhookAttempt
@@ -89,12 +90,18 @@ def test_https_is_pinned_to_the_checked_address_with_the_hosts_name(
     settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.0/8", "::1/128"]
     # The only stand-in: the client trusts the test's CA instead of the public ones.
     monkeypatch.setattr(
-        delivery_module.httpx, "Client", functools.partial(httpx.Client, verify=trusted)
+        delivery_module.httpx, "AsyncClient", functools.partial(httpx.AsyncClient, verify=trusted)
     )
     endpoint, secret = webhook_endpoint_create(
         account=account, url=f"https://localhost:{port}/hooks", event_types=[]
     )
-    event = event_emit(account=account, type="key.created", mode="live", actor="system", data={})
+    event = event_emit(
+        account=account,
+        type="key.created",
+        mode="live",
+        actor="system",
+        data=event_type("key.created").example,
+    )
     [delivery_id] = event_fan_out(
         event_id=event.pk, account_id=account.pk, event_type=event.type,
         endpoint_id=None, now=timezone.now(),
@@ -108,7 +115,13 @@ def test_https_is_pinned_to_the_checked_address_with_the_hosts_name(
     # The certificate still counts: by its address, the same server is not `127.0.0.1`.
     endpoint.url = f"https://127.0.0.1:{port}/hooks"
     endpoint.save(update_fields=["url"])
-    event = event_emit(account=account, type="key.created", mode="live", actor="system", data={})
+    event = event_emit(
+        account=account,
+        type="key.created",
+        mode="live",
+        actor="system",
+        data=event_type("key.created").example,
+    )
     [delivery_id] = event_fan_out(
         event_id=event.pk, account_id=account.pk, event_type=event.type,
         endpoint_id=None, now=timezone.now(),

@@ -43,7 +43,7 @@ def deliveries(account, endpoint, receiver):
     with time_machine.travel(timezone.now() - timedelta(minutes=10), tick=False):
         stale = captured(account, endpoint, receiver)
     fresh = captured(account, endpoint, receiver)
-    new = webhook_secret_rotate(endpoint=endpoint, now=timezone.now())
+    new = webhook_secret_rotate(endpoint=endpoint, now=timezone.now(), actor="developer")
     rotated = captured(account, endpoint, receiver)
     # `fresh` and `stale` are the old secret's; `rotated` is signed by both.
     return {"secret": endpoint.secret, "newSecret": new, "fresh": fresh, "stale": stale,

@@ -51,7 +51,7 @@ def test_a_worker_killed_mid_delivery_leaves_it_to_the_next_worker(
     try:
         event = event_emit(  # committed at once: the fan-out is queued in Redis
             account=account, type="key.revoked", mode="live", actor="staff",
-            data={"keyPrefix": "pi_beta_4fK9xQ2m"},
+            data={"keyId": 1, "keyPrefix": "pi_beta_4fK9xQ2m"},
         )  # fmt: skip
         held = receiver.wait_for_request(timeout=60)
         assert held.headers["webhook-id"] == event.pk

@@ -11,7 +11,6 @@ from django.utils.dateparse import parse_datetime
 from accounts.models import ApiKey
 from accounts.rates import RATE_HELP, parse_rate
 from accounts.restrictions import restrictions_clean
-from accounts.selectors.usage import iso_utc
 from accounts.services import (
     KeyLifetimeError,
     account_get_or_create_approved,
@@ -23,6 +22,7 @@ from accounts.services import (
     api_key_set_quota,
 )
 from events.models import Actor
+from phoneintel.formats import iso_utc
 
 
 class Command(BaseCommand):
@@ -171,14 +171,14 @@ class Command(BaseCommand):
         self.stdout.write(f"Key {id} revoked.")
 
     def _deactivate(self, *, id, **_):
-        api_key_set_active(api_key=self._key(id), active=False)
+        api_key_set_active(api_key=self._key(id), active=False, actor=Actor.SYSTEM)
         self.stdout.write(f"Key {id} deactivated.")
 
     def _activate(self, *, id, **_):
         key = self._key(id)
         if key.revoked_at is not None:
             raise CommandError(f"Key {id} is revoked; revocation is permanent.")
-        api_key_set_active(api_key=key, active=True)
+        api_key_set_active(api_key=key, active=True, actor=Actor.SYSTEM)
         self.stdout.write(f"Key {id} activated.")
 
     def _quota(self, *, id, units, **_):

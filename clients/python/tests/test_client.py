@@ -186,7 +186,7 @@ def test_a_test_key_works_unchanged_and_its_retry_through_a_503_charges_once(
     from accounts.services import api_key_create
 
     live, _ = make_key()
-    test_key, raw = api_key_create(developer=live.developer, name="sandbox", mode=ApiKey.Mode.TEST)
+    test_key, raw = api_key_create(account=live.account, name="sandbox", mode=ApiKey.Mode.TEST)
     assert raw.startswith("pi_beta_test_")
     client = client_for(raw)
     first = client.phone_risk("+12025550193", idempotency_key="checkout-retry-1")

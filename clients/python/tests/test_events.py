@@ -22,14 +22,14 @@ pytestmark = [pytest.mark.live, pytest.mark.usefixtures("live_data")]
 def busy_key(make_key):
     """A live key whose developer has 25 more keys (one revoked) and a crossed quota."""
     key, raw = make_key(monthly_quota=5, rate_limit="6000/m")
-    others = [api_key_create(developer=key.developer, name=f"k{i}")[0] for i in range(25)]
+    others = [api_key_create(account=key.account, name=f"k{i}")[0] for i in range(25)]
     api_key_revoke(api_key=others[3], actor="developer")
-    api_key_create(developer=key.developer, name="sandbox", mode="test")
+    api_key_create(account=key.account, name="sandbox", mode="test")
     return key, raw, others
 
 
 def expected_ids(key, mode="live", **filters) -> list[str]:
-    events = Event.objects.filter(developer_id=key.developer_id, mode=mode, **filters)
+    events = Event.objects.filter(account_id=key.account_id, mode=mode, **filters)
     return list(events.order_by("-id").values_list("id", flat=True))
 
 
@@ -69,7 +69,7 @@ def test_events_filters_by_type_and_reads_the_keys_mode(busy_key, client_for):
     revoked = list(client.events(type="key.revoked"))
     assert [event.id for event in revoked] == expected_ids(key, type="key.revoked")
     assert len(revoked) == 1
-    _, test_raw = api_key_create(developer=key.developer, name="sandbox 2", mode="test")
+    _, test_raw = api_key_create(account=key.account, name="sandbox 2", mode="test")
     test_events = list(client_for(test_raw).events())
     assert [event.id for event in test_events] == expected_ids(key, mode="test")
     assert {event.mode for event in test_events} == {"test"} and len(test_events) == 2

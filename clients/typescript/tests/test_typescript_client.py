@@ -95,7 +95,7 @@ def keys(make_key):
     return {
         "PHONEINTEL_API_KEY": raw,
         "PHONEINTEL_TEST_SANDBOX_KEY": api_key_create(
-            developer=live.developer, name="sandbox", mode=ApiKey.Mode.TEST
+            account=live.account, name="sandbox", mode=ApiKey.Mode.TEST
         )[1],
         "PHONEINTEL_TEST_SMALL_QUOTA_KEY": make_key(monthly_quota=1)[1],
         "PHONEINTEL_TEST_RATE_LIMITED_KEY": make_key(rate_limit="2/m")[1],

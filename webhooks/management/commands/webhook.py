@@ -5,13 +5,14 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.models import Account
-from events.models import EventType
+from events.models import Actor
+from events.types import event_type_names
 from webhooks.selectors import account_endpoints
 from webhooks.services import WebhookRefused, webhook_endpoint_create
 
 
 def _types(endpoint) -> list[str]:
-    return endpoint.event_types or list(EventType.values)
+    return endpoint.event_types or event_type_names()
 
 
 class Command(BaseCommand):
@@ -45,7 +46,7 @@ class Command(BaseCommand):
         types = [name.strip() for name in events.split(",") if name.strip()]
         try:
             endpoint, secret = webhook_endpoint_create(
-                account=self._account(email), url=url, event_types=types
+                account=self._account(email), url=url, event_types=types, actor=Actor.SYSTEM
             )
         except WebhookRefused as refused:
             raise CommandError(str(refused)) from None
