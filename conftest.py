@@ -51,9 +51,19 @@ def pytest_xdist_setupnodes(config, specs):
         spec.env["REDIS_URL"] = f"{base}/{first + index}"
 
 
+# What a test that runs `early` may not use: pytest-django orders the tests that use the test
+# database (rolled back) before the transactional ones (whose flush empties the tables, the
+# data migrations' products too), and each xdist worker keeps that order (`--dist load`).
+_TEST_DATABASE = {"db", "transactional_db", "live_server", "django_db_reset_sequences"}
+
+
 def pytest_collection_modifyitems(items):
     """Tests marked `early` (slow by nature: they mostly wait) run first, so that under
-    xdist the other worker runs the rest beside them."""
+    xdist the other worker runs the rest beside them. They run on servers of their own."""
+    early = [item for item in items if item.get_closest_marker("early")]
+    for item in early:
+        if item.get_closest_marker("django_db") or _TEST_DATABASE & set(item.fixturenames):
+            raise pytest.UsageError(f"{item.nodeid}: an `early` test may not use the test database")
     items.sort(key=lambda item: item.get_closest_marker("early") is None)
 
 

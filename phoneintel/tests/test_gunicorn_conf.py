@@ -17,7 +17,6 @@ pytestmark = pytest.mark.live
 PAUSES = [10, 6, 3, 2.5, 1.5] + [1] * 24
 
 
-@pytest.mark.early  # its pauses are what it tests
 def test_a_pooled_client_that_pauses_keeps_its_connection(gunicorn_server, make_key):
     _, raw = make_key()
     server = gunicorn_server()

@@ -9,7 +9,7 @@ from django.db import connection
 
 import conftest
 from phoneintel.celery import app as celery_app
-from phoneintel.tests import test_gunicorn_conf, test_quickstart
+from phoneintel.tests import test_quickstart
 
 
 def test_each_worker_is_given_the_next_redis_database(monkeypatch):
@@ -36,11 +36,8 @@ def test_this_process_keeps_to_its_own_stores():
 
 def test_tests_slow_by_nature_run_first(request):
     """Under xdist the first tests go one to each worker: the slow ones start at once."""
-    for test in (
-        test_quickstart.test_make_run_from_a_fresh_clone_serves_on_its_own_postgresql_and_valkey,
-        test_gunicorn_conf.test_a_pooled_client_that_pauses_keeps_its_connection,
-    ):
-        assert "early" in [mark.name for mark in test.pytestmark]
+    test = test_quickstart.test_make_run_from_a_fresh_clone_serves_on_its_own_postgresql_and_valkey
+    assert "early" in [mark.name for mark in test.pytestmark]
     items = request.session.items
     early = [item for item in items if item.get_closest_marker("early")]
     assert items[: len(early)] == early
