@@ -1,9 +1,11 @@
 from django.conf import settings
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404
 from django.shortcuts import redirect
+from django.template.defaultfilters import pluralize
 from django.template.response import TemplateResponse
 from django.urls import path
 from django.utils import timezone
@@ -36,6 +38,7 @@ from accounts.services import (
     quota_alerts_reset,
 )
 from events.models import Actor
+from phoneintel.formats import grouped
 
 
 @admin.register(User)
@@ -91,7 +94,7 @@ class AccountAdmin(admin.ModelAdmin):
         ]
         for account in done:
             self.log_change(request, account, "Suspended")
-        self.message_user(request, f"Suspended {len(done)} developer(s).", messages.SUCCESS)
+        self.message_user(request, f"Suspended {_count(len(done), 'developer')}.", messages.SUCCESS)
 
     @admin.action(description="Reactivate selected suspended developers")
     def reactivate(self, request, queryset):
@@ -102,7 +105,9 @@ class AccountAdmin(admin.ModelAdmin):
         ]
         for account in done:
             self.log_change(request, account, "Reactivated")
-        self.message_user(request, f"Reactivated {len(done)} developer(s).", messages.SUCCESS)
+        self.message_user(
+            request, f"Reactivated {_count(len(done), 'developer')}.", messages.SUCCESS
+        )
 
 
 class QueueAccessFilter(admin.SimpleListFilter):
@@ -231,13 +236,17 @@ class AccessRequestAdmin(admin.ModelAdmin):
         for account in approved:
             detail = f"Approved, quota {quota}" if quota is not None else "Approved"
             self.log_change(request, account, detail)
-        self.message_user(request, f"Approved {len(approved)} request(s).", messages.SUCCESS)
+        self.message_user(
+            request, f"Approved {_count(len(approved), 'request')}.", messages.SUCCESS
+        )
 
     def _reject(self, request, accounts) -> None:
         rejected = [d for d in accounts if access_request_reject(account=d, now=timezone.now())]
         for account in rejected:
             self.log_change(request, account, "Rejected")
-        self.message_user(request, f"Rejected {len(rejected)} request(s).", messages.SUCCESS)
+        self.message_user(
+            request, f"Rejected {_count(len(rejected), 'request')}.", messages.SUCCESS
+        )
 
     @admin.action(description="Approve and email each a sign-in or sign-up link")
     def approve(self, request, queryset):
@@ -367,31 +376,55 @@ class ApiKeyAdmin(admin.ModelAdmin):
             if forgotten:
                 self.message_user(
                     request,
-                    f"{forgotten} quota alert(s) of this month no longer apply: the owner is"
-                    " emailed again when the usage reaches them under the new quota.",
+                    f"{_count(forgotten, 'quota alert')} of this month no longer"
+                    f" appl{pluralize(forgotten, 'ies,y')}: the owner is emailed again when"
+                    " the usage reaches them under the new quota.",
                     messages.INFO,
                 )
 
     @admin.action(description="Revoke selected keys (immediate, permanent)")
     def revoke(self, request, queryset):
+        # Permanent, so asked first, as Django's own delete asks: the page's button posts
+        # the same selection back with `confirmed`.
+        if request.POST.get("confirmed") != "yes":
+            return TemplateResponse(
+                request,
+                "admin/accounts/apikey/revoke_confirmation.html",
+                {
+                    **self.admin_site.each_context(request),
+                    "title": f"Revoke {_count(len(queryset), 'key')}?",
+                    "opts": self.model._meta,
+                    "keys": queryset,
+                    "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+                },
+            )
         for key in queryset:
             api_key_revoke(api_key=key, actor=Actor.STAFF)
             self.log_change(request, key, "Revoked")
-        self.message_user(request, f"Revoked {queryset.count()} key(s).", messages.SUCCESS)
+        self.message_user(request, f"Revoked {_count(len(queryset), 'key')}.", messages.SUCCESS)
 
     @admin.action(description="Deactivate selected keys")
     def deactivate(self, request, queryset):
         for key in queryset:
             api_key_set_active(api_key=key, active=False, actor=Actor.STAFF)
             self.log_change(request, key, "Deactivated")
-        self.message_user(request, f"Deactivated {queryset.count()} key(s).", messages.SUCCESS)
+        self.message_user(
+            request, f"Deactivated {_count(queryset.count(), 'key')}.", messages.SUCCESS
+        )
 
     @admin.action(description="Activate selected keys")
     def activate(self, request, queryset):
         for key in queryset:
             api_key_set_active(api_key=key, active=True, actor=Actor.STAFF)
             self.log_change(request, key, "Activated")
-        self.message_user(request, f"Activated {queryset.count()} key(s).", messages.SUCCESS)
+        self.message_user(
+            request, f"Activated {_count(queryset.count(), 'key')}.", messages.SUCCESS
+        )
+
+
+def _count(n: int, noun: str) -> str:
+    """ "1 key", "2 keys": Django's pluralize, never "key(s)"."""
+    return f"{grouped(n)} {noun}{pluralize(n)}"
 
 
 def _product_split(split: dict) -> str | None:

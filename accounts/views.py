@@ -4,6 +4,7 @@ validates a form, calls one service or selector, and renders."""
 import csv
 from datetime import datetime
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
@@ -86,7 +87,9 @@ def request_access(request):
 
 
 def request_access_sent(request):
-    return render(request, "accounts/request_access_sent.html")
+    # Under `make run` no email leaves the machine: say where it is instead.
+    kept_here = settings.DEBUG and settings.EMAIL_BACKEND == "phoneintel.dev_mail.DevMailBackend"
+    return render(request, "accounts/request_access_sent.html", {"dev_mail": kept_here})
 
 
 @never_cache

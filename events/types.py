@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from events.models import Actor
+from phoneintel.formats import grouped
 
 # --- Field kinds -------------------------------------------------------------------------
 
@@ -459,8 +460,8 @@ QUOTA_THRESHOLD_REACHED = declare(
         "period": PERIOD,
     },
     summary=lambda d: (
-        f"{d['threshold']}% of the key's quota: {d['unitsUsed']} of"
-        f" {d['unitsQuota']} units in {d['period']}"
+        f"{d['threshold']}% of the key's quota: {grouped(d['unitsUsed'])} of"
+        f" {grouped(d['unitsQuota'])} units in {d['period']}"
     ),
     example={
         "keyPrefix": "pi_beta_4fK9xQ2m",
@@ -483,8 +484,8 @@ ALLOWANCE_THRESHOLD_REACHED = declare(
         "period": PERIOD,
     },
     summary=lambda d: (
-        f"{d['threshold']}% of your allowance: {d['unitsUsed']} of"
-        f" {d['unitsAllowance']} units in {d['period']}"
+        f"{d['threshold']}% of your allowance: {grouped(d['unitsUsed'])} of"
+        f" {grouped(d['unitsAllowance'])} units in {d['period']}"
     ),
     example={
         "keyPrefix": "pi_beta_4fK9xQ2m",

@@ -67,6 +67,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TextIO, TypeVar
 
+from django.template.defaultfilters import pluralize
+
 from lookups.risk import REPORT_CATEGORIES
 
 __all__ = [
@@ -384,10 +386,10 @@ def read_rows(kind: str, stream: TextIO, *, normalize: Normalize) -> Iterator[Re
     known = set(spec.required) | set(spec.optional)
     duplicates = sorted({h for h in header if h in known and header.count(h) > 1})
     if duplicates:
-        raise ImportFileError(f"duplicate column(s): {', '.join(duplicates)}")
+        raise ImportFileError(f"duplicate column{pluralize(duplicates)}: {', '.join(duplicates)}")
     missing = [name for name in spec.required if name not in header]
     if missing:
-        raise ImportFileError(f"missing column(s): {', '.join(missing)}")
+        raise ImportFileError(f"missing column{pluralize(missing)}: {', '.join(missing)}")
     reader.fieldnames = header
     return _iter_rows(reader, spec, normalize)
 

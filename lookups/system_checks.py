@@ -9,6 +9,7 @@ pending, and lets them be) and once the tests' database is made.
 from django.core.checks import Error, Tags, Warning, register
 from django.db import DatabaseError, connections
 from django.db.migrations.executor import MigrationExecutor
+from django.template.defaultfilters import pluralize
 from django.urls import Resolver404, resolve
 
 CATALOG_MISSING = "lookups.E001"
@@ -90,8 +91,8 @@ def _catalog_errors(rows: dict):
             )
         if row.unit_cost != expected_cost[slug]:
             yield Error(
-                f"Catalog row {slug!r} says it costs {row.unit_cost} unit(s); the API"
-                f" charges {expected_cost[slug]}.",
+                f"Catalog row {slug!r} says it costs {row.unit_cost}"
+                f" unit{pluralize(row.unit_cost)}; the API charges {expected_cost[slug]}.",
                 hint=f"The unit cost is the product's `unit_cost` in {where}.",
                 obj=row,
                 id=CATALOG_UNIT_COST,

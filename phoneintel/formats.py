@@ -1,5 +1,5 @@
-"""Shapes several apps share: how a moment is written, and what a secret or a phone number
-looks like. Plumbing: it imports no app, so every app may import it.
+"""Shapes several apps share: how a moment and a number are written, and what a secret or
+a phone number looks like. Plumbing: it imports no app, so every app may import it.
 
 `looks_like_secret` knows the two secret formats the project makes: an API key
 (`accounts/crypto.py`: `pi_beta_`, `test_` for a sandbox key, then 38 base62 characters)
@@ -35,3 +35,15 @@ def looks_like_secret(text: str) -> bool:
 def looks_like_phone(text: str) -> bool:
     """Whether `text`, as a whole, could be a phone number."""
     return _PHONE_LIKE.fullmatch(text) is not None
+
+
+def grouped(value, decimals=0):
+    """A number as every page writes it (the template filter `grouped` and the events'
+    summaries): thousands grouped by commas, `decimals` places after the point. Anything
+    that is not a number comes back as it is (an empty cell stays empty)."""
+    places = int(decimals)
+    try:
+        number = float(value) if places else int(value)
+    except (TypeError, ValueError):
+        return value
+    return f"{number:,.{places}f}"

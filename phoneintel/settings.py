@@ -60,8 +60,8 @@ INSTALLED_APPS = [
     # The second factor: TOTP devices and single-use recovery codes
     # (accounts/services/second_factor.py).
     "django_otp",
-    "django_otp.plugins.otp_totp",
-    "django_otp.plugins.otp_static",
+    "accounts.second_factor_apps.AuthenticatorAppsConfig",  # django_otp.plugins.otp_totp
+    "accounts.second_factor_apps.RecoveryCodesConfig",  # django_otp.plugins.otp_static
     "accounts",
     "catalog",
     "lookups",
@@ -115,6 +115,8 @@ TEMPLATES = [
         "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
+            # `grouped`: how every page writes a number (phoneintel/templatetags/numbers.py).
+            "builtins": ["phoneintel.templatetags.numbers"],
             "context_processors": [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from django.db import IntegrityError
+from django.template.defaultfilters import pluralize
 
 from accounts.models import (
     AccountMonthlyUsage,
@@ -61,9 +62,9 @@ class QuotaExceeded(Exception):
         usage = self.usage
         whose = "your developer allowance" if self.of_allowance else "the key"
         message = (
-            f"This call needs {self.units} unit(s) but {whose} has {usage.units_remaining} of"
-            f" {usage.units_quota} left for {usage.period:%Y-%m}. It resets at"
-            f" {usage.resets_at:%Y-%m-%dT%H:%M:%SZ}. Nothing was charged."
+            f"This call needs {self.units} unit{pluralize(self.units)} but {whose} has"
+            f" {usage.units_remaining} of {usage.units_quota} left for {usage.period:%Y-%m}."
+            f" It resets at {usage.resets_at:%Y-%m-%dT%H:%M:%SZ}. Nothing was charged."
         )
         detail = (
             {"field": "allowance", "code": "developer_allowance"}

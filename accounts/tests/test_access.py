@@ -35,6 +35,20 @@ def approve(staff_client, account, quota=""):
     )
 
 
+def test_under_make_run_the_received_page_says_where_the_email_is(client, settings):
+    """`make run` sends no email: it keeps them at /dev/mail/ (DEBUG only), and the page
+    that says "check your inbox" says so; in production it does not."""
+    settings.DEBUG = True
+    settings.EMAIL_BACKEND = "phoneintel.dev_mail.DevMailBackend"
+    page = client.get("/accounts/request-access/sent/").content.decode()
+    assert "this site sends no email: yours is at" in page
+    assert '<a href="/dev/mail/">testserver/dev/mail/</a>' in page
+    settings.DEBUG = False
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    page = client.get("/accounts/request-access/sent/").content.decode()
+    assert "/dev/mail/" not in page and "We have your request" in page
+
+
 def test_a_request_for_access_is_pending_and_acknowledged_by_email(client, sent):
     response, emails = sent(lambda: request_access(client))
     assert response.status_code == 302
@@ -142,7 +156,7 @@ def test_staff_approve_with_a_quota_and_the_link_signs_the_developer_in(
     sent(lambda: request_access(client))
     account = Account.objects.get(user__email="ada@example.test")
     response, emails = sent(lambda: approve(staff_client, account, quota="250"))
-    assert "Approved 1 request(s)." in response.content.decode()
+    assert "Approved 1 request." in response.content.decode()
     account.refresh_from_db()
     assert (account.access, account.monthly_quota) == (Account.Access.APPROVED, 250)
     assert LogEntry.objects.filter(object_id=str(account.pk), change_message="Approved, quota 250")
@@ -200,7 +214,7 @@ def test_approving_twice_sends_one_link(client, staff_client, sent):
     sent(lambda: approve(staff_client, account))
     # Approved developers leave the queue; an approval of the same row changes nothing.
     response, emails = sent(lambda: approve(staff_client, account))
-    assert "Approved 0 request(s)." in response.content.decode()
+    assert "Approved 0 requests." in response.content.decode()
     # One link with the request, one with the approval.
     assert emails == [] and SignupLink.objects.count() == 2
     queue = staff_client.get("/admin/accounts/accessrequest/").content.decode()
@@ -217,7 +231,7 @@ def test_staff_reject_and_the_developer_is_told(client, staff_client, sent):
             follow=True,
         )
     )
-    assert "Rejected 1 request(s)." in response.content.decode()
+    assert "Rejected 1 request." in response.content.decode()
     account.refresh_from_db()
     assert account.access == Account.Access.REJECTED
     assert [email.subject for email in emails] == ["Your request for phoneintel API access"]
@@ -301,7 +315,7 @@ def test_suspension_makes_every_key_inactive_at_once_and_reactivation_restores_t
         {"action": "suspend", "_selected_action": [account.pk]},
         follow=True,
     )
-    assert "Suspended 1 developer(s)." in response.content.decode()
+    assert "Suspended 1 developer." in response.content.decode()
     for raw in (first_raw, second_raw):
         answer = client.get("/v1/data/account", **bearer(raw))
         assert answer.status_code == 401

@@ -418,6 +418,11 @@ MISSING_DESCRIPTIONS = """() => [...document.querySelectorAll("[aria-describedby
   .filter(id => id && !document.getElementById(id))"""
 
 
+def shot(page, name: str) -> None:
+    SCREENSHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=SCREENSHOTS / f"{name}.png", full_page=True)
+
+
 def settle(page, url: str) -> None:
     if "/docs/api/" in url:
         # Redoc renders after the load event: check the page it builds.
@@ -528,6 +533,26 @@ def test_no_page_has_a_serious_accessibility_violation_or_scrolls_sideways(
                 check("error: reset, passwords differ", width, page.url)
                 page.goto(f"{site}/no-such-page/")
                 check("404", width, page.url)
+                # Under `make run`: the received page says where the email is.
+                backend = settings.EMAIL_BACKEND
+                settings.DEBUG = True
+                settings.EMAIL_BACKEND = "phoneintel.dev_mail.DevMailBackend"
+                page.goto(site + reverse("portal:request_access_sent"))
+                settings.DEBUG, settings.EMAIL_BACKEND = False, backend
+                check("request received (make run)", width, page.url)
+                shot(page, f"request-received-make-run-{width}")
+                # A sign-in limit reached: which one, how long, and the way back.
+                rate = settings.SIGN_IN_RATE_PER_ACCOUNT
+                settings.SIGN_IN_RATE_PER_ACCOUNT = "1/5m"
+                for _ in range(2):
+                    page.goto(site + reverse("portal:sign_in"))
+                    page.get_by_label("Email address").fill("limited@example.test")
+                    page.get_by_label("Password").fill("a guess")
+                    page.get_by_role("button", name="Sign in").click()
+                page.get_by_role("heading", name="Too many requests").wait_for()
+                settings.SIGN_IN_RATE_PER_ACCOUNT = rate
+                check("sign-in limited (429)", width, page.url)
+                shot(page, f"sign-in-limited-{width}")
             if visitor == "developer":
                 shown_once(page, site, width, check)
             if visitor == "factor":

@@ -35,7 +35,9 @@ def test_admin_actions_take_effect_on_the_next_request(
 ):
     key, raw = make_key()
     response = staff_client.post(
-        "/admin/accounts/apikey/", {"action": action, "_selected_action": [key.pk]}, follow=True
+        "/admin/accounts/apikey/",
+        {"action": action, "_selected_action": [key.pk], "confirmed": "yes"},
+        follow=True,
     )
     assert response.status_code == 200
     staff_client.logout()
@@ -153,7 +155,7 @@ def test_approve_and_reject_from_a_requests_own_page(staff_client, make_account,
         )
     )
     assert response.redirect_chain == [("/admin/accounts/accessrequest/", 302)]
-    assert "Approved 1 request(s)." in response.content.decode()
+    assert "Approved 1 request." in response.content.decode()
     waiting.refresh_from_db()
     assert (waiting.access, waiting.monthly_quota) == (Account.Access.APPROVED, 250)
     [email] = emails
@@ -163,7 +165,7 @@ def test_approve_and_reject_from_a_requests_own_page(staff_client, make_account,
     response, emails = sent(
         lambda: staff_client.post(f"/admin/accounts/accessrequest/{other.pk}/reject/", follow=True)
     )
-    assert "Rejected 1 request(s)." in response.content.decode()
+    assert "Rejected 1 request." in response.content.decode()
     other.refresh_from_db()
     assert other.access == Account.Access.REJECTED
     [email] = emails
@@ -215,3 +217,41 @@ def test_a_keys_admin_page_shows_its_lineage(staff_client, make_key):
     assert f"{new.prefix}… ({new.name})" in page.split("Replaced by", 1)[1]
     page = staff_client.get(f"/admin/accounts/apikey/{new.pk}/change/").content.decode()
     assert f"{old.prefix}… ({old.name})" in page.split("Rolled from", 1)[1]
+
+
+def test_revoking_keys_in_the_admin_asks_first(staff_client, client, make_key, bearer):
+    """Like Django's own delete: an intermediate page names the keys; only its button
+    revokes them."""
+    key, raw = make_key()
+    other, _ = make_key()
+    chosen = {"action": "revoke", "_selected_action": [key.pk, other.pk]}
+    asked = staff_client.post("/admin/accounts/apikey/", chosen)
+    page = asked.content.decode()
+    assert asked.status_code == 200
+    assert "Revoke 2 keys?" in page and key.prefix in page and other.prefix in page
+    assert 'name="confirmed" value="yes"' in page
+    assert '<a href="/admin/accounts/apikey/" class="button cancel-link">' in page
+    assert ApiKey.objects.filter(revoked_at__isnull=False).count() == 0
+    assert client.get("/v1/data/account", **bearer(raw)).status_code == 200
+
+    done = staff_client.post("/admin/accounts/apikey/", {**chosen, "confirmed": "yes"}, follow=True)
+    assert "Revoked 2 keys." in done.content.decode()
+    assert client.get("/v1/data/account", **bearer(raw)).json()["error"]["code"] == (
+        "revoked_api_key"
+    )
+
+
+def test_admin_counts_are_pluralized_and_apps_are_named_in_words(staff_client, make_key):
+    key, _ = make_key()
+    done = staff_client.post(
+        "/admin/accounts/apikey/",
+        {"action": "deactivate", "_selected_action": [key.pk]},
+        follow=True,
+    )
+    assert "Deactivated 1 key." in done.content.decode()
+    assert "(s)" not in done.content.decode()
+    index = staff_client.get("/admin/").content.decode()
+    captions = re.findall(r'<caption>\s*<a [^>]*class="section"[^>]*>([^<]+)</a>', index)
+    assert "Two-factor: authenticator apps" in captions
+    assert "Two-factor: recovery codes" in captions
+    assert not [caption for caption in captions if "_" in caption or caption.isupper()]

@@ -59,9 +59,32 @@ def test_staff_read_the_queue_whole_and_approve_a_request_from_its_page(
     page.get_by_label("Monthly units per key:").fill("300")
     # The developer set a password when asking: the email brings a sign-in link.
     page.get_by_role("button", name="Approve and email a sign-in link").click()
-    assert "Approved 1 request(s)." in page.locator(".messagelist").inner_text()
+    assert "Approved 1 request." in page.locator(".messagelist").inner_text()
     assert page.url == f"{live_server.url}/admin/accounts/accessrequest/"
     waiting.refresh_from_db()
     assert (waiting.access, waiting.monthly_quota) == (Account.Access.APPROVED, 300)
     [email] = mailoutbox
     assert email.to == [waiting.user.email]
+
+
+def test_staff_revoke_keys_only_after_a_page_that_names_them(live_server, staff_page, make_key):
+    key, _ = make_key(email="revoked-owner@example.test", name="Production")
+    page = staff_page
+    for width in (390, 1280):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(f"{live_server.url}/admin/accounts/apikey/")
+        page.locator(f'input[name="_selected_action"][value="{key.pk}"]').check()
+        page.locator('select[name="action"]').select_option("revoke")
+        page.get_by_role("button", name="Go").click()
+        page.get_by_role("heading", name="Revoke 1 key?").wait_for()
+        assert key.prefix in page.locator("#content").inner_text()
+        page.screenshot(path=SCREENSHOTS / f"admin-revoke-keys-{width}.png", full_page=True)
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        if width == 390:
+            page.get_by_role("link", name="No, take me back").click()
+            key.refresh_from_db()
+            assert key.revoked_at is None
+    page.get_by_role("button", name="Yes, revoke 1 key").click()
+    assert "Revoked 1 key." in page.locator(".messagelist").inner_text()
+    key.refresh_from_db()
+    assert key.revoked_at is not None

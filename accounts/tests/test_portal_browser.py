@@ -59,7 +59,7 @@ def test_from_request_to_revoked_key(
     staff.select_option("select[name=action]", "approve")
     staff.locator("input[name=monthly_quota]").fill("500")
     staff.get_by_role("button", name="Go").click()
-    assert "Approved 1 request(s)." in staff.locator(".messagelist").inner_text()
+    assert "Approved 1 request." in staff.locator(".messagelist").inner_text()
     staff.close()
 
     # The emailed link lets the developer set a password and signs them in.

@@ -28,7 +28,8 @@ def usage_rows(page: str) -> dict:
     rows = {}
     for key_id, row in re.findall(r'<tr data-key-id="(\d+)">(.*?)</tr>', page, re.S):
         cells = {
-            name: int(value) for name, value in re.findall(r'class="num (units-\w+)">(\d+)<', row)
+            name: int(value.replace(",", ""))
+            for name, value in re.findall(r'class="num (units-\w+)">([\d,]+)<', row)
         }
         rows[int(key_id)] = cells
     return rows
@@ -254,3 +255,21 @@ def test_a_rolled_key_and_its_successor_count_their_units_once(client, make_acco
     assert re.search(r'class="units-live">5<', page)
     # Both keys can still be chosen for the chart of days.
     assert f'<option value="{old.pk}"' in page and f'<option value="{new.pk}"' in page
+
+
+def test_every_page_groups_numbers_the_same_way(client, make_account, charge):
+    """One filter (`grouped`) writes every count: 12,345 on the dashboard, the key's page
+    and the usage page alike, never 12345 on one and 12,345 on another."""
+    account = make_account(monthly_allowance=50_000)
+    key, _ = api_key_create(account=account, name="Big", monthly_quota=20_000)
+    charge(key, 12_345, now=timezone.now())
+    client.force_login(account.user)
+    dashboard = client.get("/portal/").content.decode()
+    assert "12,345 of 20,000" in dashboard
+    detail = client.get(f"/portal/keys/{key.pk}/").content.decode()
+    assert "<dd>12,345 of 20,000</dd>" in detail
+    usage = client.get("/portal/usage/").content.decode()
+    assert 'class="units-live">12,345<' in usage and 'class="units-allowance">50,000<' in usage
+    assert 'class="num units-quota">20,000<' in usage and 'class="num units-total">12,345<' in usage
+    for page in (dashboard, detail, usage):  # in the text; attributes keep machine values
+        assert not re.search(r">[^<]*\b(12345|20000)\b", page)

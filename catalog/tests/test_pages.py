@@ -139,7 +139,10 @@ def test_submissions_are_rate_limited_per_address_with_a_friendly_page(client):
     refused = client.post("/products/ip-risk/interest/", {**FORM, "email": "six@x.test"})
     assert refused.status_code == 429
     assert refused["Retry-After"] == "60"
-    assert "Please wait a minute and try again." in refused.content.decode()
+    page = refused.content.decode()
+    assert "This form was sent too often from your network." in page
+    assert "Wait 1 minute, then try again." in page
+    assert '<a href="/products/ip-risk/interest/">Back to the form</a>' in page
     assert InterestSubmission.objects.count() == 5
     other_address = client.post(
         "/products/ip-risk/interest/", {**FORM, "email": "six@x.test"}, REMOTE_ADDR="10.0.0.9"

@@ -148,7 +148,10 @@ def test_admin_approve_suspend_reactivate_invite_and_revoke(staff_client, make_a
 
     key, _ = make_key(email="keys@example.test")
     before = len(events())
-    staff_client.post("/admin/accounts/apikey/", {"action": "revoke", "_selected_action": [key.pk]})
+    staff_client.post(
+        "/admin/accounts/apikey/",
+        {"action": "revoke", "_selected_action": [key.pk], "confirmed": "yes"},
+    )
     assert len(events()) == before + 1
     revoked = only_event(type="key.revoked")
     assert (revoked.actor_type, revoked.account_id) == ("staff", key.account_id)

@@ -48,7 +48,8 @@ def test_a_key_named_like_a_phone_number_is_revoked_in_the_portal_admin_and_comm
 
     assert client.post(f"/portal/keys/{portal.pk}/revoke/").status_code == 302
     response = staff_client.post(
-        "/admin/accounts/apikey/", {"action": "revoke", "_selected_action": [admin.pk]}
+        "/admin/accounts/apikey/",
+        {"action": "revoke", "_selected_action": [admin.pk], "confirmed": "yes"},
     )
     assert response.status_code == 302
     call_command("apikey", "revoke", str(command.pk), stdout=StringIO())

@@ -13,6 +13,7 @@ from accounts import crypto
 from events.models import Event, new_event_id
 from events.services import EventDataInvalid, EventDataRefused, event_emit, events_purge
 from events.tasks import purge_events
+from events.types import event_type
 
 
 def test_ids_are_evt_and_sort_by_time():
@@ -155,7 +156,13 @@ def test_database_refuses_truncate(transactional_db, make_account):
     table's owner unless production separates them, README) could empty the record. (The
     event is committed: inside a transaction with pending foreign-key checks PostgreSQL
     refuses TRUNCATE for that reason first.)"""
-    event_emit(account=make_account(), type="access.approved", mode="live", actor="staff", data={})
+    event_emit(
+        account=make_account(),
+        type="access.approved",
+        mode="live",
+        actor="staff",
+        data=event_type("access.approved").example,
+    )
     with pytest.raises(DatabaseError, match="Cannot truncate"):
         _raw("TRUNCATE events_event CASCADE")
     assert Event.objects.count() == 1

@@ -44,7 +44,7 @@ def test_the_page_lists_the_developers_events_newest_first(client, account_with_
     mine = list(Event.objects.filter(account=account_with_events).order_by("-id"))
     assert rows(page) == [event.id for event in mine] and len(mine) == 4
     production = account_with_events.api_keys.get(mode="live")
-    assert "80% of the key&#x27;s quota: 800 of 1000 units in 2026-11" in page
+    assert "80% of the key&#x27;s quota: 800 of 1,000 units in 2026-11" in page
     assert f"Key {production.prefix}… revoked" in page
     # Events name a key by its prefix; the page adds the key's name today beside it.
     assert f'<code>{production.prefix}…</code> <span class="key-name">Production</span>' in page

@@ -194,7 +194,7 @@ def test_quota_is_all_or_nothing(bulk, make_key, units_used):
     refused = bulk(key[1], {"product": "phone-risk", "inputs": six})
     assert refused.status_code == 429
     assert refused.json()["error"]["code"] == "quota_exceeded"
-    assert "needs 6 unit(s)" in refused.json()["error"]["message"]
+    assert "needs 6 units" in refused.json()["error"]["message"]
     assert units_used(key[0]) == 0
     five_and_a_bad_one = [*six[:5], {"phone": "bad"}]
     response = bulk(key[1], {"product": "phone-risk", "inputs": five_and_a_bad_one})

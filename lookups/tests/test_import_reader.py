@@ -116,7 +116,7 @@ def test_multiline_quoted_cell_shifts_line_numbers():
 
 
 def test_missing_column_raises_before_any_row():
-    with pytest.raises(ImportFileError, match=r"missing column\(s\): category, reported_at"):
+    with pytest.raises(ImportFileError, match=r"missing columns: category, reported_at"):
         read_rows("reports", io.StringIO("phone,when\n+12025550143,x\n"), normalize=fake_normalize)
     with pytest.raises(ImportFileError, match="missing column"):
         read_rows("businesses", io.StringIO("phone\n"), normalize=fake_normalize)

@@ -83,7 +83,13 @@ def test_wrapped_and_site_local_addresses_are_refused_at_creation_and_delivery(
     settings.WEBHOOK_ALLOWED_NETWORKS = ["2002::/16", "2001::/32", "::/96", "fec0::/10"]
     endpoint, _ = webhook_endpoint_create(account=account, url=url, event_types=[])
     settings.WEBHOOK_ALLOWED_NETWORKS = []
-    event = event_emit(account=account, type="key.created", mode="live", actor="system", data={})
+    event = event_emit(
+        account=account,
+        type="key.created",
+        mode="live",
+        actor="system",
+        data=event_type("key.created").example,
+    )
     [delivery_id] = event_fan_out(
         event_id=event.pk, account_id=account.pk, event_type=event.type,
         endpoint_id=None, now=timezone.now(),

@@ -66,7 +66,7 @@ def test_lookup_prints_the_result_or_its_json(key, cli, capsys):
     assert shown["found"] == "true" and shown["phoneNumber"] == "+14155550123"
     assert shown["risk.level"] == "high" and int(shown["risk.score"]) >= 70
     assert "reportCount" not in shown
-    assert last.startswith("1 unit(s) charged · 9999 of 10000 left in ")
+    assert last.startswith("1 unit charged · 9999 of 10000 left in ")
 
     status, out, _ = cli(raw, "lookup", "07912 345679", "--country", "GB", "--product",
                          "carrier-lookup", "--json", capsys=capsys)  # fmt: skip

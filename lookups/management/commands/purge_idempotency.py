@@ -1,4 +1,5 @@
 from django.core.management.base import BaseCommand
+from django.template.defaultfilters import pluralize
 
 from lookups.idempotency import purge_expired
 
@@ -8,4 +9,4 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         removed = purge_expired()
-        self.stdout.write(f"Removed {removed} expired idempotency record(s).")
+        self.stdout.write(f"Removed {removed} expired idempotency record{pluralize(removed)}.")

@@ -170,7 +170,8 @@ def _shown(value: Any) -> str:
 
 
 def _meta_line(answer: Response[Any]) -> str:
-    parts = [f"{answer.meta.units_charged} unit(s) charged"]
+    units = answer.meta.units_charged
+    parts = [f"{units} unit{'' if units == 1 else 's'} charged"]
     if answer.replayed:
         parts[0] += " (a replayed answer: not charged again)"
     usage = answer.meta.usage
