@@ -314,6 +314,16 @@ def bearer():
 
 
 @pytest.fixture
+def one_rate_window():
+    """Time stands still for the test: all its requests fall in one window of the form
+    limits (django-ratelimit counts in fixed windows, e.g. a minute). A test that sends 5 and
+    expects the 6th refused would otherwise see the count start again when a slow run (a busy
+    machine, two xdist workers) crosses a window's edge between them."""
+    with time_machine.travel(timezone.now(), tick=False):
+        yield
+
+
+@pytest.fixture
 def into_the_next_hour():
     """`sent(send, seconds)`: the answers to `send()` called at each of `seconds` after the
     next whole hour, time standing still during each call. Ahead of now, so that Redis keeps
