@@ -16,7 +16,7 @@ TEST_ENV := DEBUG=0 DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL
 	CACHE_KEY_PREFIX=phoneintel-test
 WITH_TEST_SERVICES := $(TEST_ENV) $(PY) -m scripts.with_test_services
 
-.PHONY: run test lint check bench instructions schemathesis chromium install clean typescript-client
+.PHONY: run test lint check bench instructions layers schemathesis chromium install clean typescript-client
 
 $(INSTALLED): requirements.txt requirements-dev.txt clients/python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -94,6 +94,10 @@ bench: $(INSTALLED)
 # Instructions per request under valgrind: steady from run to run (bench/README.md).
 instructions: $(INSTALLED)
 	$(WITH_TEST_SERVICES) $(PY) -m bench.instructions
+
+# A request's CPU layer by layer, in one process (bench/README.md).
+layers: $(INSTALLED)
+	$(WITH_TEST_SERVICES) $(PY) -m bench.layers
 
 schemathesis: $(INSTALLED)
 	$(WITH_TEST_SERVICES) $(PY) -m scripts.run_schemathesis

@@ -18,6 +18,7 @@ from accounts.models import (
     Account,
     ApiKey,
     DailyUsage,
+    Membership,
     MonthlyUsage,
     QuotaAlert,
     RequestLogEntry,
@@ -25,6 +26,7 @@ from accounts.models import (
     User,
 )
 from accounts.selectors.request_log import STATUS_CLASSES
+from accounts.selectors.team import owner_email_of
 from accounts.services import (
     InviteNotNeeded,
     access_request_approve,
@@ -67,17 +69,47 @@ class ApiKeyInline(admin.TabularInline):
         return False
 
 
+class MembershipInline(admin.TabularInline):
+    """Who is in the account, with which role: members change it in the portal's Team page,
+    where the rules (the last owner, admins and owners) hold."""
+
+    model = Membership
+    fields = ["user", "role", "created_at"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+class OwnerEmail:
+    """The first owner of the row's account (`owner_account`: the path to it), as the lists
+    show it: one subquery in the list's query, not one query per row."""
+
+    owner_account = "pk"
+
+    def get_queryset(self, request):
+        return (
+            super().get_queryset(request).annotate(owner_address=owner_email_of(self.owner_account))
+        )
+
+    @admin.display(description="owner", ordering="owner_address")
+    def owner_email(self, obj):
+        return obj.owner_address or "—"
+
+
 @admin.register(Account)
-class AccountAdmin(admin.ModelAdmin):
-    list_display = ["user", "name", "company", "access", "monthly_quota", "created_at"]
+class AccountAdmin(OwnerEmail, admin.ModelAdmin):
+    list_display = ["owner_email", "public_id", "name", "company", "access", "monthly_allowance"]
+    list_display += ["created_at"]
     list_filter = ["access"]
-    search_fields = ["user__email", "name", "company"]
-    list_select_related = ["user"]
-    fields = ["user", "name", "company", "intended_use", "access", "monthly_quota"]
-    fields += ["created_at", "reviewed_at"]
+    search_fields = ["memberships__user__email", "public_id", "name", "company"]
+    fields = ["public_id", "name", "company", "intended_use", "access", "monthly_allowance"]
+    fields += ["monthly_quota", "require_second_factor", "created_at", "reviewed_at"]
     # Access changes go through the actions, which log them and apply their rules.
-    readonly_fields = ["user", "access", "created_at", "reviewed_at"]
-    inlines = [ApiKeyInline]
+    readonly_fields = ["public_id", "access", "created_at", "reviewed_at"]
+    inlines = [MembershipInline, ApiKeyInline]
     actions = ["suspend", "reactivate"]
 
     def has_add_permission(self, request):
@@ -126,12 +158,12 @@ class QueueAccessFilter(admin.SimpleListFilter):
 
 
 @admin.register(AccessRequest)
-class AccessRequestAdmin(admin.ModelAdmin):
-    list_display = ["user", "name", "company", "use", "access", "requested", "reviewed"]
+class AccessRequestAdmin(OwnerEmail, admin.ModelAdmin):
+    list_display = ["owner_email", "name", "company", "use", "access", "requested", "reviewed"]
     list_filter = [QueueAccessFilter]
-    search_fields = ["user__email", "name", "company", "intended_use"]
-    list_select_related = ["user"]
-    fields = ["user", "name", "company", "intended_use", "access", "created_at", "reviewed_at"]
+    search_fields = ["memberships__user__email", "name", "company", "intended_use"]
+    fields = ["owner_email", "name", "company", "intended_use", "access", "created_at"]
+    fields += ["reviewed_at"]
     readonly_fields = fields
     actions = ["approve", "reject"]
     action_form = ApproveActionForm
@@ -194,7 +226,7 @@ class AccessRequestAdmin(admin.ModelAdmin):
     def _approve_label(account: Account | None) -> str:
         # What `access_request_approve` emails: a developer who set a password at sign-up
         # gets a sign-in link, one who has none yet a sign-up link.
-        if account is not None and account.user.has_usable_password():
+        if account is not None and account.owner.has_usable_password():
             return "Approve and email a sign-in link"
         return "Approve and email a sign-up link"
 
@@ -308,11 +340,12 @@ class SignupLinkAdmin(admin.ModelAdmin):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
+class ApiKeyAdmin(OwnerEmail, admin.ModelAdmin):
+    owner_account = "account"
     list_display = [
         "prefix",
         "name",
-        "account",
+        "owner_email",
         "status",
         "expires_at",
         "last_used_at",
@@ -320,8 +353,8 @@ class ApiKeyAdmin(admin.ModelAdmin):
         "rate_limit",
     ]
     list_filter = ["is_active", ("revoked_at", admin.EmptyFieldListFilter)]
-    search_fields = ["prefix", "name", "account__user__email"]
-    list_select_related = ["account__user"]
+    search_fields = ["prefix", "name", "account__memberships__user__email"]
+    list_select_related = ["account"]
     # The hash is never shown; it is not a field here at all.
     fields = [
         "account",
@@ -436,7 +469,7 @@ def _product_split(split: dict) -> str | None:
 class MonthlyUsageAdmin(admin.ModelAdmin):
     list_display = ["api_key", "period", "units_used", "by_product"]
     list_filter = ["period"]
-    search_fields = ["api_key__prefix", "api_key__account__user__email"]
+    search_fields = ["api_key__prefix", "api_key__account__memberships__user__email"]
     list_select_related = ["api_key"]
     fields = ["api_key", "period", "units_used", "by_product"]
     readonly_fields = fields
@@ -456,7 +489,7 @@ class MonthlyUsageAdmin(admin.ModelAdmin):
 class DailyUsageAdmin(admin.ModelAdmin):
     list_display = ["api_key", "day", "product", "units_used"]
     list_filter = ["day", "product"]
-    search_fields = ["api_key__prefix", "api_key__account__user__email"]
+    search_fields = ["api_key__prefix", "api_key__account__memberships__user__email"]
     list_select_related = ["api_key"]
     readonly_fields = ["api_key", "day", "product", "units_used"]
 
@@ -473,7 +506,7 @@ class QuotaAlertAdmin(admin.ModelAdmin):
 
     list_display = ["api_key", "period", "threshold", "created_at"]
     list_filter = ["period", "threshold"]
-    search_fields = ["api_key__prefix", "api_key__account__user__email"]
+    search_fields = ["api_key__prefix", "api_key__account__memberships__user__email"]
     list_select_related = ["api_key"]
     readonly_fields = ["api_key", "period", "threshold", "created_at"]
 
@@ -522,7 +555,7 @@ class RequestLogEntryAdmin(admin.ModelAdmin):
     list_filter = [StatusClassFilter, "replayed", "time"]
     # `=`: an exact match, which the request id's index answers.
     search_fields = ["=request_id", "=key_prefix"]
-    list_select_related = ["account__user"]
+    list_select_related = ["account"]
     ordering = ["-time", "-id"]
     show_full_result_count = False
 

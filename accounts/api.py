@@ -11,6 +11,20 @@ from phoneintel.openapi import AUTHENTICATED_ERROR_STATUSES, envelope, error_res
 AccountData = inline_serializer(
     "Account",
     {
+        "account": inline_serializer(
+            "AccountIdentity",
+            {
+                "id": serializers.RegexField(
+                    r"^acct_[0-9A-Za-z]+$",
+                    help_text="The account's id, `acct_…`: every key of the account answers it.",
+                ),
+                "name": serializers.CharField(
+                    help_text="The account's name, as its members see it in the portal."
+                ),
+            },
+            help_text="The account the key belongs to: its members share its keys, allowance,"
+            " usage, events and webhooks.",
+        ),
         "key": inline_serializer(
             "AccountKey",
             {
@@ -71,20 +85,22 @@ AccountData = inline_serializer(
             {
                 "monthlyUnits": serializers.IntegerField(
                     min_value=0,
-                    help_text="Live units your developer account may spend this month, across"
-                    " all its keys; staff set it.",
+                    help_text="Live units the key's account may spend this month, across"
+                    " all its keys (every member's); staff set it.",
                 ),
                 "unitsUsed": serializers.IntegerField(min_value=0),
                 "unitsRemaining": serializers.IntegerField(min_value=0),
             },
             allow_null=True,
-            help_text="The developer-wide monthly allowance; null for a test key.",
+            help_text="The account's monthly allowance, which every member's keys share;"
+            " null for a test key.",
         ),
     },
 )
 
 ACCOUNT_EXAMPLE = {
     "data": {
+        "account": {"id": "acct_3kT9wQ2mZp7vR4xN", "name": "Acme Payments"},
         "key": {
             "id": 42,
             "name": "Production",
@@ -128,10 +144,11 @@ class AccountView(APIView):
 
     @extend_schema(
         operation_id="getAccount",
-        summary="Your key, quota and this month's usage",
-        description="Quota and usage of the calling key in the current UTC calendar month,"
-        " with the units per product. Free: never charges a unit. The key's owner is emailed"
-        " once a month when its usage reaches 80% and again at 100% of the quota.",
+        summary="Your key, its account, quota and this month's usage",
+        description="The account the calling key belongs to (`account`), and the key's quota"
+        " and usage in the current UTC calendar month, with the units per product. Free:"
+        " never charges a unit. The account's owner is emailed once a month when the key's"
+        " usage reaches 80% and again at 100% of the quota.",
         tags=["Account"],
         responses={200: envelope("AccountResponse", AccountData)}
         | error_responses(*AUTHENTICATED_ERROR_STATUSES),
@@ -143,6 +160,7 @@ class AccountView(APIView):
         meta = usage.as_meta()
         limit, window = parse_rate(api_key.rate_limit)
         data = {
+            "account": {"id": api_key.account_public_id, "name": api_key.account_name},
             "key": {
                 "id": api_key.pk,
                 "name": api_key.name,

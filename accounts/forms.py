@@ -376,3 +376,37 @@ class ConfirmForm(forms.Form):
             either = "your password or a code" if "code" in self.fields else "your password"
             raise forms.ValidationError(f"Type {either} to confirm.")
         return self.cleaned_data
+
+
+class InvitationForm(forms.Form):
+    """The Team page's invitation: an address and the role it joins with (the roles the
+    inviting member may give: admins cannot make owners)."""
+
+    email = forms.EmailField(label="Email address", max_length=254)
+    role = forms.ChoiceField(
+        label="Role",
+        help_text="Owner: everything. Admin: everything but owners and the account's settings."
+        " Developer: keys and webhooks. Viewer: reads usage, requests and events.",
+    )
+
+    def __init__(self, *args, roles: list[tuple[str, str]], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["role"].choices = roles
+        self.fields["role"].initial = "developer"
+
+    def clean_email(self) -> str:
+        return self.cleaned_data["email"].strip().lower()
+
+
+class TeamSettingsForm(forms.Form):
+    name = forms.CharField(
+        label="Account name",
+        max_length=150,
+        required=False,
+        help_text="What members see in the switcher, and the API answers as the account's name.",
+    )
+    require_second_factor = forms.BooleanField(
+        label="Every member needs two-factor sign-in",
+        required=False,
+        help_text="A member without it is sent to set it up before any other page of this account.",
+    )

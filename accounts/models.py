@@ -10,9 +10,12 @@ from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
+from django.utils.crypto import get_random_string
+from django.utils.functional import cached_property
 
 from accounts.rates import RATE_HELP, RATE_RE
 from accounts.restrictions import KeyRestrictions, key_restrictions
+from accounts.roles import Role
 
 KEY_LIFETIME = timedelta(days=settings.API_KEY_LIFETIME_DAYS)
 
@@ -64,6 +67,11 @@ class User(AbstractUser):
         return self.email
 
 
+def new_account_id() -> str:
+    """`acct_` and 16 random characters of [0-9A-Za-z]."""
+    return "acct_" + get_random_string(16)
+
+
 class Account(models.Model):
     class Access(models.TextChoices):
         PENDING = "pending", "Pending"
@@ -71,7 +79,9 @@ class Account(models.Model):
         REJECTED = "rejected", "Rejected"
         SUSPENDED = "suspended", "Suspended"
 
-    user = models.OneToOneField(User, on_delete=models.CASCADE, related_name="account")
+    # The API's and the portal's id of the account (`acct_…`); the pk stays internal.
+    public_id = models.CharField(max_length=40, unique=True, default=new_account_id, editable=False)
+    # The account's name as its members and the API (`account.name`) show it.
     name = models.CharField(max_length=150, blank=True)
     company = models.CharField(max_length=200, blank=True)
     intended_use = models.TextField(blank=True)
@@ -88,9 +98,77 @@ class Account(models.Model):
     )
     created_at = models.DateTimeField(default=timezone.now)
     reviewed_at = models.DateTimeField(null=True, blank=True, editable=False)
+    require_second_factor = models.BooleanField(
+        default=False,
+        help_text="Every member must use two-factor sign-in before any page of this account.",
+    )
 
     def __str__(self):
-        return self.user.email
+        return self.name or self.public_id
+
+    @cached_property
+    def owner(self) -> "User | None":
+        """The first of the account's owners: whom its notices (quota alerts, expiring
+        keys, access decisions) and staff tooling (`apikey create --email`) name."""
+        return (
+            User.objects.filter(memberships__account=self, memberships__role=Role.OWNER)
+            .order_by("memberships__created_at", "memberships__pk")
+            .first()
+        )
+
+
+class Membership(models.Model):
+    """A person in an account, with one role there (`accounts.roles`). A person may be a
+    member of several accounts; an account keeps at least one owner
+    (`accounts.services.team`)."""
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="memberships")
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "account"], name="one_membership_per_account")
+        ]
+        # The switcher and the current account: a person's memberships, oldest first. The
+        # unique constraint's index begins with the user.
+        ordering = ["created_at", "pk"]
+
+    def __str__(self):
+        return f"{self.user} in {self.account} ({self.role})"
+
+
+class InvitationQuerySet(models.QuerySet):
+    def open_at(self, now: datetime):
+        """Invitations neither used, revoked nor expired at `now`: their links still work."""
+        return self.filter(accepted_at__isnull=True, revoked_at__isnull=True, expires_at__gt=now)
+
+
+class Invitation(models.Model):
+    """An address invited to an account with a role. Only a hash of the link's secret is
+    kept; the link itself exists in one email."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="invitations")
+    email = models.EmailField()
+    role = models.CharField(max_length=16, choices=Role.choices)
+    secret_hash = models.CharField(max_length=64, unique=True, editable=False)
+    created_by = models.ForeignKey(
+        User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", editable=False
+    )
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    expires_at = models.DateTimeField(editable=False)
+    accepted_at = models.DateTimeField(null=True, blank=True, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    objects = InvitationQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["account", "email"], name="invitation_account_email")]
+
+    def __str__(self):
+        return f"Invitation of {self.email} to {self.account}"
 
 
 class ApiKeyQuerySet(models.QuerySet):
@@ -122,6 +200,12 @@ class ApiKey(models.Model):
         TEST = "test", "Test"
 
     account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="api_keys")
+    # The member who created it: the removal of a member lists their keys, to roll them.
+    # Null for keys staff tooling issued; kept when the member leaves (the key is the
+    # account's, and keeps working).
+    created_by = models.ForeignKey(
+        User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", editable=False
+    )
     mode = models.CharField(
         max_length=4,
         choices=Mode.choices,
@@ -231,7 +315,8 @@ class ApiKey(models.Model):
     @property
     def owner_email(self) -> str:
         """Where the key's notices go."""
-        return self.account.user.email
+        owner = self.account.owner
+        return owner.email if owner else ""
 
     @property
     def status(self) -> str:

@@ -30,9 +30,10 @@ class KeyRestrictionsHold(BasePermission):
         if api_key is None:
             return True  # a public endpoint; or no key, which IsAuthenticated refuses
         restrictions = api_key.restrictions
-        address = client_address(request)
-        if not restrictions.permits_address(address):
-            raise address_not_permitted(address)
+        if restrictions.networks:  # a key for any address has no need of the client's
+            address = client_address(request)
+            if not restrictions.permits_address(address):
+                raise address_not_permitted(address)
         if restrictions.products is not None:
             requested = getattr(view, "requested_product", None)
             product = requested(request) if requested else None

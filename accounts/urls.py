@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path, reverse_lazy
 
-from accounts import second_factor_views, sign_in, views
+from accounts import second_factor_views, sign_in, team_views, views
 from events import views as events_views
 
 app_name = "portal"
@@ -10,6 +10,7 @@ urlpatterns = [
     path("accounts/request-access/", views.request_access, name="request_access"),
     path("accounts/request-access/sent/", views.request_access_sent, name="request_access_sent"),
     path("accounts/signup/<str:token>/", views.signup, name="signup"),
+    path("accounts/invitations/<str:token>/", team_views.invitation, name="invitation"),
     path("accounts/sign-in/", sign_in.SignInView.as_view(), name="sign_in"),
     path("accounts/sign-in/code/", sign_in.sign_in_code, name="sign_in_code"),
     path("accounts/confirm/", second_factor_views.confirm, name="confirm"),
@@ -63,6 +64,26 @@ urlpatterns = [
     path("portal/events/", events_views.event_list, name="events"),
     path("portal/events.csv", events_views.event_list_csv, name="events_csv"),
     path("portal/quickstart/", views.quickstart, name="quickstart"),
+    path("portal/account/", team_views.account_switch, name="account_switch"),
+    path("portal/team/", team_views.team, name="team"),
+    path("portal/team/invite/", team_views.team_invite, name="team_invite"),
+    path("portal/team/settings/", team_views.team_settings, name="team_settings"),
+    path("portal/team/leave/", team_views.team_leave, name="team_leave"),
+    path(
+        "portal/team/invitations/<int:invitation_id>/revoke/",
+        team_views.invitation_revoke_view,
+        name="invitation_revoke",
+    ),
+    path(
+        "portal/team/members/<int:membership_id>/role/",
+        team_views.member_role,
+        name="member_role",
+    ),
+    path(
+        "portal/team/members/<int:membership_id>/remove/",
+        team_views.member_remove_view,
+        name="member_remove",
+    ),
     path("portal/security/", second_factor_views.security, name="security"),
     path("portal/security/app/", second_factor_views.totp_setup, name="totp_setup"),
     path(

@@ -8,7 +8,6 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
-from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import SetPasswordForm
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
@@ -30,10 +29,11 @@ from accounts.forms import (
     RequestLogFilterForm,
 )
 from accounts.key_handover import raw_key_forget, raw_key_hand_over, raw_key_take
+from accounts.membership import member_required
 from accounts.models import Account, ApiKey, key_usable, month_start
 from accounts.reauth import recent_authentication_required
+from accounts.roles import Action
 from accounts.selectors.portal import (
-    account_for_user,
     account_key,
     account_keys,
     account_usage,
@@ -51,7 +51,6 @@ from accounts.services import (
     signup_link_find,
 )
 from catalog.selectors import catalog_products
-from events.models import Actor
 from phoneintel.views import ratelimited
 
 # Per client address, counted on submissions only: enough for a person, not for a script.
@@ -99,7 +98,7 @@ def signup(request, token):
     link = signup_link_find(token=token, now=now)
     if link is None:
         return render(request, "accounts/signup_invalid.html", status=410)
-    form = SetPasswordForm(link.account.user, request.POST if request.method == "POST" else None)
+    form = SetPasswordForm(link.account.owner, request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         user = signup_complete(token=token, password=form.cleaned_data["new_password1"], now=now)
         if user is None:
@@ -125,13 +124,6 @@ class PasswordResetView(auth_views.PasswordResetView):
 
 
 # --- Keys ----------------------------------------------------------------
-
-
-def _account(request) -> Account:
-    account = account_for_user(user=request.user)
-    if account is None:
-        raise Http404("This account has no developer profile.")
-    return account
 
 
 def _own_key(account: Account, key_id: int) -> ApiKey:
@@ -166,9 +158,9 @@ def _dashboard(request, account, *, form=None, refusal=None, status=200):
 
 
 @never_cache
-@login_required
+@member_required(Action.VIEW_USAGE)
 def dashboard(request):
-    return _dashboard(request, account_for_user(user=request.user))
+    return _dashboard(request, request.account)
 
 
 def _hand_over(request, key: ApiKey, raw: str):
@@ -179,11 +171,11 @@ def _hand_over(request, key: ApiKey, raw: str):
 
 
 @never_cache
-@login_required
+@member_required(Action.MANAGE_KEYS)
 @require_POST
 @recent_authentication_required(return_to="portal:dashboard")
 def key_create(request):
-    account = _account(request)
+    account = request.account
     form = KeyCreateForm(request.POST, modes=_key_modes(account))
     if not form.is_valid():
         # The keys page again, the form with its errors, as every form of the site answers.
@@ -193,7 +185,8 @@ def key_create(request):
             account=account,
             name=form.cleaned_data["name"],
             mode=form.cleaned_data["mode"],
-            actor=Actor.DEVELOPER,
+            actor=request.actor,
+            created_by=request.user,
             **form.restrictions(),
         )
     except KeyNotAllowed as refused:
@@ -202,9 +195,9 @@ def key_create(request):
 
 
 @never_cache
-@login_required
+@member_required(Action.MANAGE_KEYS)
 def key_created(request, key_id: int):
-    key = _own_key(_account(request), key_id)
+    key = _own_key(request.account, key_id)
     raw = raw_key_take(request, key=key)
     response = render(request, "accounts/key_created.html", {"key": key, "raw": raw})
     raw_key_forget(response, key=key)
@@ -226,26 +219,26 @@ def _key_page(request, account: Account, row, *, form=None, status=200):
 
 
 @never_cache
-@login_required
+@member_required(Action.VIEW_USAGE)
 def key_detail(request, key_id: int):
-    account = _account(request)
+    account = request.account
     return _key_page(request, account, _key_row(account, key_id))
 
 
 @never_cache
-@login_required
+@member_required(Action.MANAGE_KEYS)
 @require_POST
 @recent_authentication_required(return_to="portal:key_detail")
 def key_restrict(request, key_id: int):
     """The key's products and allowed networks, from its next request on."""
-    account = _account(request)
+    account = request.account
     row = _key_row(account, key_id)
     if row.status == ApiKey.Status.REVOKED:
         raise Http404("A revoked key has nothing to restrict.")
     form = KeyRestrictionsForm(request.POST)
     if not form.is_valid():
         return _key_page(request, account, row, form=form)
-    api_key_restrict(api_key=row.key, **form.restrictions(), actor=Actor.DEVELOPER)
+    api_key_restrict(api_key=row.key, **form.restrictions(), actor=request.actor)
     messages.success(
         request, f"Restrictions of {row.key.prefix}… saved: they apply from its next request."
     )
@@ -253,14 +246,14 @@ def key_restrict(request, key_id: int):
 
 
 @never_cache
-@login_required
+@member_required(Action.MANAGE_KEYS)
 @require_http_methods(["GET", "POST"])
 @recent_authentication_required
 def key_revoke(request, key_id: int):
-    account = _account(request)
+    account = request.account
     key = _own_key(account, key_id)
     if request.method == "POST":
-        api_key_revoke(api_key=key, actor=Actor.DEVELOPER)
+        api_key_revoke(api_key=key, actor=request.actor)
         messages.success(request, f"Key {key.prefix}… ({key.name}) is revoked.")
         return redirect("portal:dashboard")
     # Revoking a successor leaves its predecessor working until the time set when it was
@@ -279,11 +272,11 @@ def key_revoke(request, key_id: int):
 
 
 @never_cache
-@login_required
+@member_required(Action.MANAGE_KEYS)
 @require_http_methods(["GET", "POST"])
 @recent_authentication_required
 def key_roll(request, key_id: int):
-    key = _own_key(_account(request), key_id)
+    key = _own_key(request.account, key_id)
     form = KeyRollForm(request.POST if request.method == "POST" else None)
     refusal = None
     if request.method == "POST" and form.is_valid():
@@ -293,7 +286,8 @@ def key_roll(request, key_id: int):
                 api_key=key,
                 old_key_expires_at=now + form.grace(),
                 now=now,
-                actor=Actor.DEVELOPER,
+                actor=request.actor,
+                created_by=request.user,
             )
         except KeyNotAllowed as refused:
             refusal = str(refused)
@@ -307,9 +301,9 @@ def key_roll(request, key_id: int):
 
 
 @never_cache
-@login_required
+@member_required(Action.VIEW_USAGE)
 def usage(request):
-    account = _account(request)
+    account = request.account
     key = _chosen_key(request, account)
     month = account_usage(account=account, now=timezone.now(), key=key)
     return render(
@@ -332,10 +326,10 @@ def _chosen_key(request, account) -> ApiKey | None:
     return account_key(account=account, key_id=int(key_id)) if key_id.isdigit() else None
 
 
-@login_required
+@member_required(Action.VIEW_USAGE)
 def usage_csv(request):
     """The month's units per UTC day, key and product, as a CSV file (`?month=YYYY-MM`)."""
-    account = _account(request)
+    account = request.account
     try:
         period = datetime.strptime(request.GET.get("month", ""), "%Y-%m").date()
     except ValueError:
@@ -356,10 +350,10 @@ REQUEST_LOG_PAGE_SIZE = 50
 
 
 @never_cache
-@login_required
+@member_required(Action.VIEW_USAGE)
 def request_log(request):
     """The developer's API requests of the last 30 days, newest first, filtered and paged."""
-    account = _account(request)
+    account = request.account
     keys = ApiKey.objects.filter(account=account).order_by("-created_at")
     products = [product for product in catalog_products() if not product.is_planned]
     form = RequestLogFilterForm(request.GET, keys=keys, products=products)
@@ -378,9 +372,9 @@ def request_log(request):
     )
 
 
-@login_required
+@member_required(Action.VIEW_USAGE)
 def quickstart(request):
-    account = account_for_user(user=request.user)
+    account = request.account
     rows = account_keys(account=account, now=timezone.now()) if account else []
     live = [row.key for row in rows if row.status == ApiKey.Status.ACTIVE]
     return render(

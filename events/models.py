@@ -13,6 +13,7 @@ production").
 import os
 import threading
 import time
+from dataclasses import dataclass
 from datetime import timedelta
 
 import pgtrigger
@@ -75,6 +76,15 @@ class Actor(models.TextChoices):
     SYSTEM = "system", "System"
 
 
+@dataclass(frozen=True)
+class MemberActor:
+    """A member acting in the portal: the actor `developer`, named by their address. The
+    portal passes this (`request.actor`) wherever a service takes an `actor`."""
+
+    email: str
+    type: str = Actor.DEVELOPER
+
+
 class Event(models.Model):
     class Mode(models.TextChoices):
         LIVE = "live", "Live"
@@ -91,6 +101,8 @@ class Event(models.Model):
     type = models.CharField(max_length=40)
     mode = models.CharField(max_length=4, choices=Mode.choices)
     actor_type = models.CharField(max_length=10, choices=Actor.choices)
+    # The acting member's address when a member acted in the portal; empty otherwise.
+    actor_email = models.EmailField(blank=True, default="")
     # Never a raw key, a secret or a looked-up number (`event_emit` refuses them);
     # `keyPrefix` names the key wherever one is involved.
     data = models.JSONField(default=dict)
@@ -135,7 +147,8 @@ class Event(models.Model):
             "type": self.type,
             "createdAt": iso_utc(self.created_at),
             "mode": self.mode,
-            "actor": {"type": self.actor_type},
+            "actor": {"type": self.actor_type}
+            | ({"email": self.actor_email} if self.actor_email else {}),
             "data": _current(self.type, self.data),
         }
 

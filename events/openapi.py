@@ -32,6 +32,8 @@ def event_example(type: str) -> dict:
         type=type,
         mode=spec.mode,
         actor_type=spec.actor,
+        # A member acting in the portal is named; staff and the system are not.
+        actor_email="alex@example.com" if spec.actor == Actor.DEVELOPER else "",
         data=spec.example,
         created_at=datetime(2026, 11, 22, 8, 15, 4, tzinfo=UTC),
     ).as_payload()
@@ -64,10 +66,19 @@ def event_schemas(result, generator, request, public):
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     schemas["EventActor"] = {
         "type": "object",
-        "description": "Who acted: the developer in the portal, staff in the admin, or the"
-        " system (management commands, scheduled jobs, thresholds a charge crosses).",
+        "description": "Who acted: a member of the account in the portal (`developer`, with"
+        " their `email`), staff in the admin, or the system (management commands, scheduled"
+        " jobs, thresholds a charge crosses).",
         "required": ["type"],
-        "properties": {"type": {"type": "string", "enum": Actor.values}},
+        "properties": {
+            "type": {"type": "string", "enum": Actor.values},
+            "email": {
+                "type": "string",
+                "format": "email",
+                "description": "The acting member's address: present when a member acted in"
+                " the portal.",
+            },
+        },
         "additionalProperties": False,
     }
     for type, spec in EVENT_TYPES.items():

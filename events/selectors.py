@@ -34,7 +34,11 @@ def events_page(
 
 
 def events_for_account(
-    *, account_id: int, type: str | None = None, key_prefix: str | None = None
+    *,
+    account_id: int,
+    type: str | None = None,
+    key_prefix: str | None = None,
+    actor_email: str | None = None,
 ) -> QuerySet[Event]:
     """The developer's events of both modes, newest first (the portal's Events page)."""
     events = Event.objects.filter(account_id=account_id)
@@ -42,4 +46,6 @@ def events_for_account(
         events = events.filter(type=type)
     if key_prefix:
         events = events.filter(data__keyPrefix=key_prefix)
+    if actor_email:
+        events = events.filter(actor_email=actor_email)
     return events.order_by("-id")

@@ -16,7 +16,7 @@ from django.db import transaction
 from django.utils.module_loading import import_string
 
 from accounts.models import Account
-from events.models import EVENT_RETENTION, Actor, Event
+from events.models import EVENT_RETENTION, Actor, Event, MemberActor
 from events.types import EVENT_TYPES
 from phoneintel.formats import looks_like_phone, looks_like_secret
 
@@ -31,10 +31,13 @@ class EventDataInvalid(ValueError):
     """`data` does not fit its type's declaration (events/types.py): a bug in the caller."""
 
 
-def event_emit(*, account: Account | int, type: str, mode: str, actor: str, data: dict) -> Event:
+def event_emit(
+    *, account: Account | int, type: str, mode: str, actor: str | MemberActor, data: dict
+) -> Event:
     """Records that `type` happened to `account` (an Account or its pk), in
-    `mode` ("live" or "test"), done by `actor` ("developer", "staff" or "system"), and hands
-    the event to the subscribers once the caller's transaction commits.
+    `mode` ("live" or "test"), done by `actor` ("developer", "staff" or "system", or a
+    `MemberActor`: a member in the portal, whose address the event keeps as `actor.email`),
+    and hands the event to the subscribers once the caller's transaction commits.
 
     Inserts the row in the caller's transaction: an action rolled back leaves no event.
     `data` is checked against the type's declaration (events/types.py): an unknown type, a
@@ -45,12 +48,20 @@ def event_emit(*, account: Account | int, type: str, mode: str, actor: str, data
     """
     if mode not in Event.Mode.values:
         raise ValueError(f"Unknown mode {mode!r}.")
-    if actor not in Actor.values:
+    actor_type, actor_email = (
+        (actor.type, actor.email) if isinstance(actor, MemberActor) else (actor, "")
+    )
+    if actor_type not in Actor.values:
         raise ValueError(f"Unknown actor {actor!r}.")
     _check(type, data)
     account_id = account if isinstance(account, int) else account.pk
     event = Event.objects.create(
-        account_id=account_id, type=type, mode=mode, actor_type=actor, data=data
+        account_id=account_id,
+        type=type,
+        mode=mode,
+        actor_type=actor_type,
+        actor_email=actor_email,
+        data=data,
     )
     for subscriber in _subscribers(tuple(settings.EVENT_SUBSCRIBERS)):
         transaction.on_commit(functools.partial(subscriber, event), robust=True)

@@ -4,8 +4,8 @@ against its declaration; the portal's Events page, its filters, the webhook form
 `?type=` and the OpenAPI document (`events/openapi.py`: a schema per type, derived from the
 fields below, and the top-level `webhooks`) all read `EVENT_TYPES`.
 
-Adding a type is one declaration at the end of this module, and nothing else (no migration:
-the column holds any name):
+Adding a type is one declaration at the end of this module (no migration: the column holds
+any name):
 
     MEMBER_INVITED = declare(
         "member.invited",
@@ -24,8 +24,10 @@ and `Nullable`; a field added to a type that already has recorded events is wrap
 (`events.services.EventDataRefused`), whatever the settings. An event names a key by
 `keyId` and `keyPrefix`, never by its free-text name.
 
-The portal and the API also need the new type's webhook checkbox and enum: they read this
-registry; regenerate the TypeScript client's types (`make typescript-client`).
+The portal, the API and the document read this registry, so they need nothing more. The
+clients do: regenerate the TypeScript client's types (`make typescript-client`) and give
+the Python client the type's data and event classes (`phoneintel_client/models.py`,
+`EventType` and `EVENT_CLASSES`; clients/python/tests/test_events.py holds them equal).
 """
 
 import re
@@ -193,7 +195,10 @@ class Nullable(Field):
     def schema(self):
         inner = self.inner.schema()
         description = self.description or inner.pop("description", "")
-        schema = {"anyOf": [inner, {"type": "null"}]}
+        if "enum" in inner:  # a nullable enum: the null beside it
+            schema = {"anyOf": [inner, {"type": "null"}]}
+        else:
+            schema = {**inner, "type": [inner["type"], "null"]}
         return {**schema, "description": description} if description else schema
 
     def accepts(self, value):
@@ -613,5 +618,55 @@ WEBHOOK_ENDPOINT_SECRET_ROTATED = declare(
         f" {when(d['previousSecretExpiresAt'])}"
     ),
     example={"endpointId": 7, "previousSecretExpiresAt": "2026-11-23T08:15:04Z"},
+    actor=Actor.DEVELOPER,
+)
+
+
+# --- Teams: an account's members -------------------------------------------------------------
+
+MEMBER_EMAIL = Text(
+    description="The member's (or invited person's) address.", pattern=r"^[^@\s]+@[^@\s]+$"
+)
+ROLE = Choice("owner", "admin", "developer", "viewer", description="The role in the account.")
+
+MEMBER_INVITED = declare(
+    "member.invited",
+    description="An owner or admin invited an address to the account, with the role it joins"
+    " with; `actor.email` is who invited.",
+    data={"email": MEMBER_EMAIL, "role": ROLE},
+    summary=lambda d: f"{d['email']} invited as {d['role']}",
+    example={"email": "sam@example.com", "role": "developer"},
+    actor=Actor.DEVELOPER,
+)
+MEMBER_JOINED = declare(
+    "member.joined",
+    description="Someone accepted an invitation and is a member now; `actor.email` is theirs.",
+    data={"email": MEMBER_EMAIL, "role": ROLE},
+    summary=lambda d: f"{d['email']} joined as {d['role']}",
+    example={"email": "sam@example.com", "role": "developer"},
+    actor=Actor.DEVELOPER,
+)
+MEMBER_ROLE_CHANGED = declare(
+    "member.role_changed",
+    description="A member's role changed; `previousRole` was theirs before.",
+    data={"email": MEMBER_EMAIL, "role": ROLE, "previousRole": ROLE},
+    summary=lambda d: f"{d['email']} is now {d['role']} (was {d['previousRole']})",
+    example={"email": "sam@example.com", "role": "admin", "previousRole": "developer"},
+    actor=Actor.DEVELOPER,
+)
+MEMBER_REMOVED = declare(
+    "member.removed",
+    description="A member was removed, or left (`left`: true). The keys they created keep working.",
+    data={"email": MEMBER_EMAIL, "role": ROLE, "left": Flag()},
+    summary=lambda d: f"{d['email']} ({d['role']}) " + ("left" if d["left"] else "was removed"),
+    example={"email": "sam@example.com", "role": "developer", "left": False},
+    actor=Actor.DEVELOPER,
+)
+INVITATION_REVOKED = declare(
+    "invitation.revoked",
+    description="An invitation was revoked before it was used: its link no longer works.",
+    data={"email": MEMBER_EMAIL, "role": ROLE},
+    summary=lambda d: f"The invitation of {d['email']} was revoked",
+    example={"email": "sam@example.com", "role": "viewer"},
     actor=Actor.DEVELOPER,
 )

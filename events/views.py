@@ -3,14 +3,15 @@
 import csv
 import json
 
-from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 
+from accounts.membership import member_required
 from accounts.models import Account, ApiKey
-from accounts.selectors.portal import account_for_user
+from accounts.roles import Action
+from accounts.selectors.team import team_members
 from events.forms import EventFilterForm
 from events.models import EVENT_RETENTION, Event
 from events.selectors import events_for_account
@@ -19,16 +20,13 @@ from events.types import EVENT_TYPES
 PAGE_SIZE = 50
 
 
-def _account(request) -> Account:
-    account = account_for_user(user=request.user)
-    if account is None:
-        raise Http404("This account has no developer profile.")
-    return account
-
-
 def _filtered(request, account: Account):
     keys = list(ApiKey.objects.filter(account=account).order_by("-created_at"))
-    form = EventFilterForm(request.GET, keys=keys)
+    members = [
+        row.membership.user.email
+        for row in team_members(account=account, viewer=request.membership)
+    ]
+    form = EventFilterForm(request.GET, keys=keys, members=members)
     filters = form.filters()
     return form, filters, events_for_account(account_id=account.pk, **filters)
 
@@ -40,9 +38,9 @@ def _key_names(form: EventFilterForm) -> dict[str, str]:
 
 
 @never_cache
-@login_required
+@member_required(Action.VIEW_USAGE)
 def event_list(request):
-    account = _account(request)
+    account = request.account
     form, filters, events = _filtered(request, account)
     page = Paginator(events, PAGE_SIZE).get_page(request.GET.get("page"))
     names = _key_names(form)
@@ -63,19 +61,23 @@ def event_list(request):
     )
 
 
-@login_required
+@member_required(Action.VIEW_USAGE)
 def event_list_csv(request):
     """Every event the page's filters select (not only its page), as a CSV file."""
-    account = _account(request)
+    account = request.account
     _, _, events = _filtered(request, account)
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="phoneintel-events.csv"'
     writer = csv.writer(response)
-    writer.writerow(["id", "created_at", "type", "mode", "actor", "key_prefix", "summary", "data"])
+    writer.writerow(
+        ["id", "created_at", "type", "mode", "actor", "actor_email", "key_prefix", "summary",
+         "data"]
+    )  # fmt: skip
     for event in events.iterator():
         payload = event.as_payload()
         writer.writerow(
             [payload["id"], payload["createdAt"], event.type, event.mode, event.actor_type,
+             event.actor_email,
              event.data.get("keyPrefix", ""), event_summary(event),
              json.dumps(event.data, separators=(",", ":"), sort_keys=True)]
         )  # fmt: skip

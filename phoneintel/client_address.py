@@ -10,7 +10,7 @@ of it is the client's own say. A client that is not behind a trusted proxy can s
 """
 
 import ipaddress
-from functools import cache
+from functools import cache, lru_cache
 
 from django.conf import settings
 from django.core.signals import setting_changed
@@ -41,6 +41,7 @@ def client_address(request) -> str:
     return _canonical(nearest)
 
 
+@lru_cache(maxsize=4096)  # the throttle asks on every request with a key; clients repeat
 def _canonical(text: str) -> str:
     address = parse_address(text)
     return text if address is None else str(address)

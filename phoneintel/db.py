@@ -6,8 +6,9 @@ the product's rows) planning costs more than executing. `hot_cursor()` binds on 
 server instead, which lets psycopg prepare a statement once per connection after it
 has run `DATABASES["default"]["OPTIONS"]["prepare_threshold"]` times and only execute
 it from then on. Its rows can be read by name (`row=` a dataclass or NamedTuple whose
-fields are the statement's column names). Queries built by the ORM keep Django's
-default cursor.
+fields are the statement's column names; a NamedTuple's are taken by position, checked
+against the names once per cursor). Queries built by the ORM keep Django's default
+cursor.
 
 Each connection keeps one such cursor per row type (`_KeptCursor`): a new cursor looks up
 the loader of every column of every result again, and for the key's read (twenty
@@ -26,7 +27,13 @@ statement that writes.
 import select
 from typing import NamedTuple
 
-from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
+from django.db import (
+    DEFAULT_DB_ALIAS,
+    InterfaceError,
+    OperationalError,
+    ProgrammingError,
+    connections,
+)
 from django.db.backends.postgresql.base import ServerBindingCursor
 from psycopg import Error as PsycopgError
 from psycopg.pq import Format
@@ -71,13 +78,39 @@ def hot_cursor(row: type | None = None):
     cursor = kept[1].get(row)
     if cursor is None:
         with connection.wrap_database_errors:
-            cursor = kept[1][row] = _KeptCursor(
-                raw_connection, row_factory=class_row(row) if row else tuple_row
-            )
+            cursor = kept[1][row] = _KeptCursor(raw_connection, row_factory=_row_factory(row))
             cursor.format = Format.BINARY
     if connection.queries_logged:
         return connection.make_debug_cursor(cursor)
     return connection.make_cursor(cursor)
+
+
+def _row_factory(row: type | None):
+    if row is None:
+        return tuple_row
+    if issubclass(row, tuple) and hasattr(row, "_fields"):
+        return _by_position(row)
+    return class_row(row)
+
+
+def _by_position(row: type):
+    """Rows of the NamedTuple `row` made from the columns in their order. psycopg's
+    `class_row` reads every column's name again on each statement to pass the values by
+    keyword; the key's read has twenty-two. The names are checked against the fields once,
+    on the cursor's first result, so a statement whose columns moved fails loudly."""
+    make = row._make
+    checked = False
+
+    def factory(cursor):
+        nonlocal checked
+        if not checked:
+            names = tuple(column.name for column in cursor.description or ())
+            if names != row._fields:
+                raise ProgrammingError(f"{row.__name__} expects {row._fields}, got {names}")
+            checked = True
+        return make
+
+    return factory
 
 
 def first_read(sql: str, params, *, row: type | None = None):

@@ -11,6 +11,7 @@ never raw paths, and every other label comes from a closed set (status codes, er
 codes, product slugs, store names).
 """
 
+import functools
 import hmac
 import os
 
@@ -60,14 +61,22 @@ REFUSALS = Counter(
 )
 
 
+@functools.cache
+def _child(metric, *values: str):
+    """`metric.labels(*values)`, looked up once per process: every request counts, and
+    prometheus_client checks the labels and takes a lock each time it is asked. The values
+    come from closed sets (routes, statuses, codes, products, stores), so this stays small."""
+    return metric.labels(*values)
+
+
 def store_failure(store: str) -> None:
     """Counts one request answered with an error because `store` failed."""
-    STORE_FAILURES.labels(store=store).inc()
+    _child(STORE_FAILURES, store).inc()
 
 
 def observe_request(*, route: str, status: int, seconds: float) -> None:
-    REQUESTS.labels(route=route, status=str(status)).inc()
-    LATENCY.labels(route=route).observe(seconds)
+    _child(REQUESTS, route, str(status)).inc()
+    _child(LATENCY, route).observe(seconds)
 
 
 def observe_api_answer(
@@ -80,17 +89,17 @@ def observe_api_answer(
     replayed: bool,
 ) -> None:
     if units_charged and product:
-        UNITS_CHARGED.labels(product=product).inc(units_charged)
+        _child(UNITS_CHARGED, product).inc(units_charged)
     if replayed:
-        IDEMPOTENT_REPLAYS.labels(route=route).inc()
+        _child(IDEMPOTENT_REPLAYS, route).inc()
     if code:
-        API_ERRORS.labels(code=code).inc()
+        _child(API_ERRORS, code).inc()
         if code == ErrorCode.QUOTA_EXCEEDED:
-            REFUSALS.labels(limit="quota").inc()
+            _child(REFUSALS, "quota").inc()
         elif code == ErrorCode.RATE_LIMITED:
             # A key's rate is checked once the key is known; failed authentications are
             # counted per address before any key is.
-            REFUSALS.labels(limit="key_rate" if authenticated else "auth_failures").inc()
+            _child(REFUSALS, "key_rate" if authenticated else "auth_failures").inc()
 
 
 def _registry():

@@ -3,6 +3,7 @@ encrypted: the fields are left out)."""
 
 from django.contrib import admin
 
+from accounts.admin import OwnerEmail
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 
@@ -18,11 +19,12 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 
 @admin.register(WebhookEndpoint)
-class WebhookEndpointAdmin(ReadOnlyAdmin):
-    list_display = ["id", "url", "account", "enabled", "failing_since", "created_at"]
+class WebhookEndpointAdmin(OwnerEmail, ReadOnlyAdmin):
+    owner_account = "account"
+    list_display = ["id", "url", "owner_email", "enabled", "failing_since", "created_at"]
     list_filter = ["enabled"]
-    search_fields = ["url", "account__user__email"]
-    list_select_related = ["account__user"]
+    search_fields = ["url", "account__memberships__user__email"]
+    list_select_related = ["account"]
     fields = [
         "account",
         "url",
@@ -59,7 +61,7 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
         "created_at",
     ]
     list_filter = ["status"]
-    search_fields = ["event__id", "endpoint__url", "endpoint__developer__user__email"]
+    search_fields = ["event__id", "endpoint__url", "endpoint__account__memberships__user__email"]
     list_select_related = ["event", "endpoint"]
     fields = ["event", "endpoint", "status", "attempts", "next_attempt_at", "created_at"]
     readonly_fields = fields

@@ -22,3 +22,11 @@ class WebhookEndpointForm(forms.Form):
         help_text="Leave every box empty to receive every event type, new ones included.",
     )
     enabled = forms.BooleanField(label="Send events to it now", required=False, initial=True)
+
+
+class WebhookEndpointChangeForm(WebhookEndpointForm):
+    """An endpoint's URL and event types, changed on its page (on or off is a button)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        del self.fields["enabled"]

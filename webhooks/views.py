@@ -7,7 +7,6 @@ a webhook: a test event is emitted, and a worker delivers it after the commit.
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -16,12 +15,11 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 from django_ratelimit.core import get_usage
 
-from accounts.models import Account
+from accounts.membership import member_required
 from accounts.reauth import recent_authentication_required
-from accounts.selectors.portal import account_for_user
-from events.models import Actor
+from accounts.roles import Action
 from phoneintel.views import too_many_tries
-from webhooks.forms import WebhookEndpointForm
+from webhooks.forms import WebhookEndpointChangeForm, WebhookEndpointForm
 from webhooks.models import WebhookEndpoint
 from webhooks.selectors import account_endpoint, account_endpoints, endpoint_attempts
 from webhooks.services import (
@@ -29,6 +27,7 @@ from webhooks.services import (
     WebhookRefused,
     webhook_endpoint_create,
     webhook_endpoint_set_enabled,
+    webhook_endpoint_update,
     webhook_secret,
     webhook_secret_rotate,
     webhook_test_send,
@@ -39,15 +38,8 @@ from webhooks.services import (
 _SHOWABLE = "webhook_secret_to_show"
 
 
-def _account(request) -> Account:
-    account = account_for_user(user=request.user)
-    if account is None:
-        raise Http404("This account has no developer profile.")
-    return account
-
-
 def _own_endpoint(request, endpoint_id: int) -> WebhookEndpoint:
-    endpoint = account_endpoint(account=_account(request), endpoint_id=endpoint_id)
+    endpoint = account_endpoint(account=request.account, endpoint_id=endpoint_id)
     if endpoint is None:
         raise Http404("No such webhook endpoint.")
     return endpoint
@@ -90,18 +82,18 @@ def _show_secret_once(request, endpoint: WebhookEndpoint):
 
 
 @never_cache
-@login_required
+@member_required(Action.VIEW_USAGE)
 @require_GET
 def webhook_list(request):
-    return _list(request, account_for_user(user=request.user))
+    return _list(request, request.account)
 
 
 @never_cache
-@login_required
+@member_required(Action.MANAGE_WEBHOOKS)
 @require_POST
 @recent_authentication_required(return_to="webhooks:list")
 def webhook_create(request):
-    account = _account(request)
+    account = request.account
     limited = _over_account_limit(
         request, account, group="webhook-create", rate=settings.WEBHOOK_CREATE_RATE,
         reason="This account has added too many webhook endpoints.",
@@ -117,7 +109,7 @@ def webhook_create(request):
                 url=form.cleaned_data["url"],
                 event_types=form.cleaned_data["event_types"],
                 enabled=form.cleaned_data["enabled"],
-                actor=Actor.DEVELOPER,
+                actor=request.actor,
             )
         except WebhookRefused as refused:
             form.add_error("url", str(refused))
@@ -127,7 +119,7 @@ def webhook_create(request):
 
 
 @never_cache
-@login_required
+@member_required(Action.MANAGE_WEBHOOKS)
 @require_GET
 def webhook_secret_page(request, endpoint_id: int):
     endpoint = _own_endpoint(request, endpoint_id)
@@ -144,16 +136,23 @@ def webhook_secret_page(request, endpoint_id: int):
 
 
 @never_cache
-@login_required
+@member_required(Action.VIEW_USAGE)
 @require_GET
 def webhook_detail(request, endpoint_id: int):
-    endpoint = _own_endpoint(request, endpoint_id)
+    return _detail(request, _own_endpoint(request, endpoint_id))
+
+
+def _detail(request, endpoint: WebhookEndpoint, *, change_form=None):
     now = timezone.now()
+    change_form = change_form or WebhookEndpointChangeForm(
+        initial={"url": endpoint.url, "event_types": endpoint.event_types}
+    )
     return render(
         request,
         "webhooks/detail.html",
         {
             "endpoint": endpoint,
+            "change_form": change_form,
             "attempts": endpoint_attempts(endpoint=endpoint),
             "previous_secret_valid": (
                 endpoint.previous_secret_expires_at is not None
@@ -165,28 +164,53 @@ def webhook_detail(request, endpoint_id: int):
 
 
 @never_cache
-@login_required
+@member_required(Action.MANAGE_WEBHOOKS)
+@require_POST
+@recent_authentication_required(return_to="webhooks:detail")
+def webhook_change(request, endpoint_id: int):
+    """A new URL or other event types, from the next delivery on; a URL the SSRF guard
+    refuses is an error on the form, and nothing changes."""
+    endpoint = _own_endpoint(request, endpoint_id)
+    form = WebhookEndpointChangeForm(request.POST)
+    if form.is_valid():
+        try:
+            webhook_endpoint_update(
+                endpoint=endpoint,
+                url=form.cleaned_data["url"],
+                event_types=form.cleaned_data["event_types"],
+                actor=request.actor,
+            )
+        except WebhookRefused as refused:
+            form.add_error("url", str(refused))
+        else:
+            messages.success(request, "Changes saved: they apply from the next delivery.")
+            return redirect("webhooks:detail", endpoint_id=endpoint.pk)
+    return _detail(request, endpoint, change_form=form)
+
+
+@never_cache
+@member_required(Action.MANAGE_WEBHOOKS)
 @require_POST
 def webhook_set_enabled(request, endpoint_id: int):
     endpoint = _own_endpoint(request, endpoint_id)
     enabled = request.POST.get("enabled") == "1"
-    webhook_endpoint_set_enabled(endpoint=endpoint, enabled=enabled, actor=Actor.DEVELOPER)
+    webhook_endpoint_set_enabled(endpoint=endpoint, enabled=enabled, actor=request.actor)
     messages.success(request, f"Deliveries to {endpoint.url} are {'on' if enabled else 'off'}.")
     return redirect("webhooks:detail", endpoint_id=endpoint.pk)
 
 
 @never_cache
-@login_required
+@member_required(Action.MANAGE_WEBHOOKS)
 @require_POST
 @recent_authentication_required(return_to="webhooks:detail")
 def webhook_rotate(request, endpoint_id: int):
     endpoint = _own_endpoint(request, endpoint_id)
-    webhook_secret_rotate(endpoint=endpoint, now=timezone.now(), actor=Actor.DEVELOPER)
+    webhook_secret_rotate(endpoint=endpoint, now=timezone.now(), actor=request.actor)
     return _show_secret_once(request, endpoint)
 
 
 @never_cache
-@login_required
+@member_required(Action.MANAGE_WEBHOOKS)
 @require_POST
 def webhook_test(request, endpoint_id: int):
     endpoint = _own_endpoint(request, endpoint_id)
@@ -201,7 +225,7 @@ def webhook_test(request, endpoint_id: int):
     if not endpoint.enabled:
         messages.error(request, "Enable the endpoint to send it a test event.")
     else:
-        event = webhook_test_send(endpoint=endpoint)
+        event = webhook_test_send(endpoint=endpoint, actor=request.actor)
         messages.success(
             request,
             f"Test event {event.pk} is on its way: its delivery appears in the log below "

@@ -29,6 +29,8 @@ class AuthenticatedKey:
 
     pk: int
     account_id: int
+    account_public_id: str  # `acct_…`, the API's id of the account
+    account_name: str
     name: str
     prefix: str
     created_at: datetime
@@ -57,6 +59,8 @@ class _KeyRow(NamedTuple):
 
     id: int
     account_id: int
+    account_public_id: str
+    account_name: str
     name: str
     prefix: str
     created_at: datetime
@@ -82,7 +86,8 @@ class _KeyRow(NamedTuple):
 # Plain SQL: every API request with a key runs it, first. The key is found by its hash; its
 # month's usage is its lineage's (a rolled key continues its predecessor's).
 _KEY_READ_SQL = f"""
-    SELECT k.id, k.account_id, k.name, k.prefix, k.created_at, k.expires_at,
+    SELECT k.id, k.account_id, d.public_id AS account_public_id, d.name AS account_name,
+           k.name, k.prefix, k.created_at, k.expires_at,
            k.last_used_at, k.monthly_quota, k.rate_limit, k.mode,
            COALESCE(k.lineage_id, k.id) AS lineage_id, k.revoked_at IS NOT NULL AS revoked,
            k.is_active, d.access, COALESCE(m.units_used, 0) AS units_used,
@@ -109,6 +114,8 @@ def api_key_read(*, key_hash: str, now: datetime) -> AuthenticatedKey | None:
     return AuthenticatedKey(
         pk=row.id,
         account_id=row.account_id,
+        account_public_id=row.account_public_id,
+        account_name=row.account_name,
         name=row.name,
         prefix=row.prefix,
         created_at=row.created_at,

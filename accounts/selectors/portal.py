@@ -10,13 +10,6 @@ from accounts.models import Account, ApiKey, DailyUsage, MonthlyUsage, month_sta
 from accounts.selectors.usage import UsageSummary, month_end
 from catalog.selectors import catalog_products
 
-
-def account_for_user(*, user) -> Account | None:
-    if not user.is_authenticated:
-        return None
-    return Account.objects.filter(user=user).select_related("user").first()
-
-
 EXPIRY_WARNING_DAYS = 14
 LIVE_STATUSES = {ApiKey.Status.ACTIVE, ApiKey.Status.INACTIVE}
 

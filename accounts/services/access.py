@@ -12,6 +12,8 @@ from django.urls import reverse
 
 from accounts.emails import email_queue, site_link
 from accounts.models import Account, SignupLink, User
+from accounts.selectors.team import account_owned_by
+from accounts.services.team import account_create
 from events import types as event_types
 from events.services import event_emit
 
@@ -34,10 +36,10 @@ def account_get_or_create_approved(*, email: str, actor: str) -> Account:
     if user is None:
         # No password yet: the developer sets one through the portal's sign-up link.
         user = User.objects.create_user(email=email, password=None)
-    account, created = Account.objects.get_or_create(
-        user=user, defaults={"access": Account.Access.APPROVED}
-    )
-    if created:
+    # The account this person owns (their first), else a new one they own.
+    account = account_owned_by(user=user)
+    if account is None:
+        account = account_create(owner=user, access=Account.Access.APPROVED)
         _access_event(account, event_types.ACCESS_APPROVED, actor=actor, previous=None)
     return account
 
@@ -76,8 +78,8 @@ def access_request_submit(
     try:
         with transaction.atomic():
             user = User.objects.create_user(email=email, password=None, first_name=name[:150])
-            account = Account.objects.create(
-                user=user, name=name, company=company, intended_use=intended_use
+            account = account_create(
+                owner=user, name=name, company=company, intended_use=intended_use
             )
     except IntegrityError:  # the address exists (perhaps from a request a moment ago)
         # The same words whatever the account's state: an email forwarded or read over a
@@ -102,7 +104,7 @@ def access_request_approve(
     actor: str,
 ) -> bool:
     """Approves a pending or rejected request and emails the way in; False for any other."""
-    account = Account.objects.select_for_update().select_related("user").get(pk=account.pk)
+    account = Account.objects.select_for_update().get(pk=account.pk)
     if account.access not in (Account.Access.PENDING, Account.Access.REJECTED):
         return False
     previous = account.access
@@ -113,18 +115,18 @@ def access_request_approve(
     account.save(update_fields=["access", "reviewed_at", "monthly_quota"])
     _access_event(account, event_types.ACCESS_APPROVED, actor=actor, previous=previous)
     context = {"developer": account}
-    if account.user.has_usable_password():
-        email_queue(to=account.user.email, template="access_approved_sign_in", context=context)
+    if account.owner.has_usable_password():
+        email_queue(to=account.owner.email, template="access_approved_sign_in", context=context)
     else:
         _, context["signup_url"] = signup_link_issue(account=account, created_by=reviewer, now=now)
-        email_queue(to=account.user.email, template="access_approved", context=context)
+        email_queue(to=account.owner.email, template="access_approved", context=context)
     return True
 
 
 @transaction.atomic
 def access_request_reject(*, account: Account, now: datetime) -> bool:
     """Rejects a pending request (its test keys stop working). False if it was not pending."""
-    account = Account.objects.select_for_update().select_related("user").get(pk=account.pk)
+    account = Account.objects.select_for_update().get(pk=account.pk)
     if account.access != Account.Access.PENDING:
         return False
     account.access = Account.Access.REJECTED
@@ -132,7 +134,7 @@ def access_request_reject(*, account: Account, now: datetime) -> bool:
     account.save(update_fields=["access", "reviewed_at"])
     # The request's sign-up link led to test keys, which a rejection ends: spent unused.
     SignupLink.objects.filter(account=account, used_at__isnull=True).update(used_at=now)
-    email_queue(to=account.user.email, template="access_rejected", context={})
+    email_queue(to=account.owner.email, template="access_rejected", context={})
     return True
 
 
@@ -154,7 +156,10 @@ def account_invite(
         raise InviteNotNeeded(f"{email} already has an account; it can sign in.")
     if user is None:
         user = User.objects.create_user(email=email, password=None, first_name=name[:150])
-    account, created = Account.objects.get_or_create(user=user)
+    account = account_owned_by(user=user)
+    created = account is None
+    if created:
+        account = account_create(owner=user)
     previous = None if created else account.access
     account.access = Account.Access.APPROVED
     account.reviewed_at = now
@@ -215,7 +220,7 @@ def signup_link_issue(
     secret = secrets.token_urlsafe(32)
     link = SignupLink.objects.create(
         account=account,
-        email=account.user.email,
+        email=account.owner.email,
         secret_hash=_secret_hash(secret),
         created_at=now,
         expires_at=now + SIGNUP_LINK_LIFETIME,
@@ -233,7 +238,7 @@ def signup_link_find(*, token: str, now: datetime, lock: bool = False) -> Signup
         )
     except (signing.BadSignature, ValueError, TypeError):
         return None
-    links = SignupLink.objects.select_related("account__user")
+    links = SignupLink.objects.select_related("account")
     if lock:
         links = links.select_for_update(of=("self",))
     link = links.filter(pk=link_id).first()
@@ -252,7 +257,7 @@ def signup_complete(*, token: str, password: str, now: datetime) -> User | None:
     link = signup_link_find(token=token, now=now, lock=True)
     if link is None:
         return None
-    user = link.account.user
+    user = link.account.owner
     user.set_password(password)
     user.save(update_fields=["password"])
     SignupLink.objects.filter(account=link.account, used_at__isnull=True).update(used_at=now)

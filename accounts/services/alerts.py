@@ -16,8 +16,9 @@ from datetime import datetime
 from django.db import transaction
 
 from accounts.emails import email_queue
-from accounts.models import ApiKey, MonthlyUsage, QuotaAlert, User, month_start
+from accounts.models import ApiKey, MonthlyUsage, QuotaAlert, month_start
 from accounts.selectors.key_read import AuthenticatedKey
+from accounts.selectors.team import account_owner_email
 from accounts.selectors.usage import UsageSummary
 from events import types as event_types
 from events.models import Actor
@@ -45,11 +46,8 @@ def quota_alerts_queue(
         limit_field="unitsQuota",
     )
     highest = thresholds[-1]
-    owner_email = (
-        User.objects.filter(account__pk=api_key.account_id).values_list("email", flat=True).get()
-    )
     email_queue(
-        to=owner_email,
+        to=account_owner_email(account_id=api_key.account_id),
         template="quota_alert",
         context={"key": api_key, "threshold": highest, "usage": usage},
         # The charge has committed by then: a broker that is down must not turn a charged

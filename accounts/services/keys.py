@@ -12,12 +12,12 @@ from django.utils import timezone
 
 from accounts import crypto
 from accounts.emails import email_queue
-from accounts.models import KEY_LIFETIME, Account, ApiKey, KeyExpiryNotice, key_usable
+from accounts.models import KEY_LIFETIME, Account, ApiKey, KeyExpiryNotice, User, key_usable
 from accounts.restrictions import restrictions_clean
 from accounts.selectors.key_read import AuthenticatedKey, api_key_read
 from accounts.services.alerts import quota_alerts_reset
 from events import types as event_types
-from events.models import Actor, Event
+from events.models import Actor, Event, MemberActor
 from events.services import event_emit
 from phoneintel.errors import ErrorCode
 from phoneintel.formats import iso_utc
@@ -69,7 +69,8 @@ def api_key_create(
     rolled_from: ApiKey | None = None,
     products: Sequence[str] | None = None,
     allowed_ips: Sequence[str] = (),
-    actor: str = Actor.SYSTEM,
+    actor: str | MemberActor = Actor.SYSTEM,
+    created_by: User | None = None,
 ) -> tuple[ApiKey, str]:
     """Issues a key (a test key with `mode=test`). The raw key is returned here once and
     exists nowhere else. A successor names the key it was `rolled_from`, whose lineage's
@@ -106,6 +107,7 @@ def api_key_create(
                     lineage=rolled_from and (rolled_from.lineage or rolled_from),
                     products=products,
                     allowed_ips=allowed_ips,
+                    created_by=created_by,
                 )
                 if rolled_from is None:
                     event_emit(
@@ -141,7 +143,7 @@ def _default_quota(mode: str) -> int:
 
 
 @transaction.atomic
-def api_key_revoke(*, api_key: ApiKey, actor: str) -> ApiKey:
+def api_key_revoke(*, api_key: ApiKey, actor: str | MemberActor) -> ApiKey:
     """Permanent and immediate: the next request with this key is refused. Records
     `key.revoked` once, when the key is revoked, not when it was already."""
     now = timezone.now()
@@ -173,7 +175,11 @@ def api_key_set_quota(*, api_key: ApiKey, monthly_quota: int, now: datetime) -> 
 @transaction.atomic
 @transaction.atomic
 def api_key_restrict(
-    *, api_key: ApiKey, products: Sequence[str] | None, allowed_ips: Sequence[str], actor: str
+    *,
+    api_key: ApiKey,
+    products: Sequence[str] | None,
+    allowed_ips: Sequence[str],
+    actor: str | MemberActor,
 ) -> ApiKey:
     """Sets what the key may do from its next request on, in every process (the key's one
     read brings it): `products` (None: every product) and `allowed_ips` (empty: any
@@ -263,7 +269,8 @@ def account_key_create(
     mode: str = ApiKey.Mode.LIVE,
     products: Sequence[str] | None = None,
     allowed_ips: Sequence[str] = (),
-    actor: str,
+    actor: str | MemberActor,
+    created_by: User | None = None,
 ) -> tuple[ApiKey, str]:
     """A key issued in the portal: a bounded number of each mode at once; live keys for
     approved developers only, test keys for any developer who may use them
@@ -292,12 +299,18 @@ def account_key_create(
         products=products,
         allowed_ips=allowed_ips,
         actor=actor,
+        created_by=created_by,
     )
 
 
 @transaction.atomic
 def api_key_roll(
-    *, api_key: ApiKey, old_key_expires_at: datetime, now: datetime, actor: str
+    *,
+    api_key: ApiKey,
+    old_key_expires_at: datetime,
+    now: datetime,
+    actor: str | MemberActor,
+    created_by: User | None = None,
 ) -> tuple[ApiKey, str]:
     """Issues a successor with the same name, quota, rate limit and restrictions; the old
     key stops at `old_key_expires_at` (now, or up to 24 hours later, never later than it
@@ -318,6 +331,7 @@ def api_key_roll(
         rolled_from=old,
         products=old.products,
         allowed_ips=old.allowed_ips,
+        created_by=created_by,
     )
     old.expires_at = min(old.expires_at, old_key_expires_at)
     old.save(update_fields=["expires_at"])
@@ -351,7 +365,7 @@ def key_expiry_notices_send(*, now: datetime) -> int:
     """
     keys = list(
         ApiKey.objects.select_for_update(skip_locked=True, of=("self",))
-        .select_related("account__user")
+        .select_related("account")
         .usable(now)
         .filter(expires_at__lte=now + EXPIRY_NOTICE_AHEAD, expiry_notice__isnull=True)
         .order_by("account_id", "expires_at")
@@ -377,7 +391,7 @@ def key_expiry_notices_send(*, now: datetime) -> int:
         account = account_keys[0].account
         try:
             email_queue(
-                to=account.user.email,
+                to=account.owner.email,
                 template="key_expiry",
                 context={"developer": account, "keys": account_keys},
             )

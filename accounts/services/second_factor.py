@@ -13,9 +13,9 @@ from django_otp.oath import TOTP
 from django_otp.plugins.otp_static.models import StaticDevice, StaticToken
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from accounts.models import Account, User
+from accounts.models import Membership, User
 from events import types as event_types
-from events.models import Actor, Event
+from events.models import Actor, Event, MemberActor
 from events.services import event_emit
 
 RECOVERY_CODE_COUNT = 10
@@ -134,9 +134,13 @@ def second_factor_remove(*, user: User, actor: str = Actor.DEVELOPER) -> None:
 
 
 def _second_factor_event(user: User, type: str, data: dict, *, actor=Actor.DEVELOPER) -> None:
-    """The event on the user's developer account; a staff user without one records none."""
-    account_id = Account.objects.filter(user=user).values_list("pk", flat=True).first()
-    if account_id is not None:
+    """The event on every account the person is a member of, named as the member who acted
+    (a second factor is the person's, and each of their accounts may rely on it); a staff
+    user in no account records none."""
+    if actor == Actor.DEVELOPER:
+        actor = MemberActor(email=user.email)
+    accounts = Membership.objects.filter(user=user).values_list("account_id", flat=True)
+    for account_id in accounts.order_by("account_id"):
         event_emit(account=account_id, type=type, mode=Event.Mode.LIVE, actor=actor, data=data)
 
 

@@ -165,6 +165,7 @@ def charge_units(
     # without a read after the failed statement, which inside an idempotent call's
     # transaction could run nothing more.
     allowance = api_key.allowance
+    period = month_start(now)
     params = params | {
         "key": api_key.pk,
         "lineage": api_key.lineage_id,
@@ -173,7 +174,7 @@ def charge_units(
         "allowance": allowance.units_quota if live else 0,
         "live": live,
         "units": units,
-        "period": month_start(now),
+        "period": period,
         "day": now.astimezone(UTC).date(),
         "now": now,
         "product": product,
@@ -190,9 +191,16 @@ def charge_units(
     if charge is None:
         # The month as it stands, for the refusal's message: a read, on this rare path only.
         raise QuotaExceeded(usage_for_key(api_key=api_key, now=now), units)
-    usage = UsageSummary(
-        period=month_start(now), units_used=charge.n, units_quota=api_key.monthly_quota
-    )
+    usage = UsageSummary(period=period, units_used=charge.n, units_quota=api_key.monthly_quota)
+    if charge.label:  # a threshold crossed: a few charges a month per key
+        _thresholds_crossed(api_key, charge, usage, allowance)
+    return Charged(usage=usage, rows=[row for row in rows if row.kind != "charged"])
+
+
+def _thresholds_crossed(
+    api_key: AuthenticatedKey, charge: ReadRow, usage: UsageSummary, allowance: UsageSummary
+) -> None:
+    """The alerts of the quota and allowance thresholds the charge crossed first."""
     crossed = [label.split(":") for label in charge.label.split()]
     if alerts := sorted(int(threshold) for of, threshold in crossed if of == "quota"):
         quota_alerts_queue(api_key=api_key, thresholds=alerts, usage=usage)
@@ -204,4 +212,3 @@ def charge_units(
                 period=usage.period, units_used=charge.bucket, units_quota=allowance.units_quota
             ),
         )
-    return Charged(usage=usage, rows=[row for row in rows if row.kind != "charged"])

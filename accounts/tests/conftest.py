@@ -4,6 +4,7 @@ import pytest
 from django.test import Client
 
 from accounts.models import Account, User
+from accounts.services.team import account_create
 from conftest import force_login_verified
 from phoneintel.celery import app as celery_app
 
@@ -38,14 +39,15 @@ def sent(mailoutbox, eager_tasks, django_capture_on_commit_callbacks):
 
 @pytest.fixture
 def make_account(db):
-    """A developer with a password (signed up already), in the access state asked for."""
+    """An account whose one member, its owner, has a password (signed up already), in the
+    access state asked for; `account.owner` is that person."""
     counter = iter(range(1, 10_000))
 
     def make(email=None, access=Account.Access.APPROVED, **fields):
         user = User.objects.create_user(
             email=email or f"portal{next(counter)}@example.test", password=PASSWORD
         )
-        return Account.objects.create(user=user, access=access, **fields)
+        return account_create(owner=user, access=access, **fields)
 
     return make
 

@@ -55,13 +55,13 @@ def test_a_request_for_access_is_pending_and_acknowledged_by_email(client, sent)
     assert response["Location"] == "/accounts/request-access/sent/"
     assert "We have your request" in client.get(response["Location"]).content.decode()
     account = Account.objects.get()
-    assert (account.user.email, account.name, account.company) == (
+    assert (account.owner.email, account.name, account.company) == (
         "ada@example.test",
         "Ada Lovelace",
         "Engines Ltd",
     )
     assert account.access == Account.Access.PENDING
-    assert not account.user.has_usable_password()
+    assert not account.owner.has_usable_password()
     [email] = emails
     assert email.to == ["ada@example.test"]
     assert email.subject == "We received your request for phoneintel API access"
@@ -155,7 +155,7 @@ def test_staff_approve_with_a_quota_and_the_link_signs_the_developer_in(
     client, staff_client, sent, make_key
 ):
     sent(lambda: request_access(client))
-    account = Account.objects.get(user__email="ada@example.test")
+    account = Account.objects.get(memberships__user__email="ada@example.test")
     response, emails = sent(lambda: approve(staff_client, account, quota="250"))
     assert "Approved 1 request." in response.content.decode()
     account.refresh_from_db()
@@ -251,7 +251,7 @@ def test_staff_invite_an_address_directly(staff_client, client, sent, make_accou
         )
     )
     assert "Invitation sent to grace@example.test." in response.content.decode()
-    account = Account.objects.get(user__email="grace@example.test")
+    account = Account.objects.get(memberships__user__email="grace@example.test")
     assert (account.access, account.monthly_quota) == (Account.Access.APPROVED, 50)
     [email] = emails
     assert email.subject == "You are invited to the phoneintel API beta"
@@ -292,7 +292,7 @@ def test_pending_rejected_and_suspended_developers_sign_in_to_see_status_but_cre
         account = make_account(access=access)
         signed_in = client.post(
             "/accounts/sign-in/",
-            {"username": account.user.email, "password": PASSWORD},
+            {"username": account.owner.email, "password": PASSWORD},
             follow=True,
         )
         page = signed_in.content.decode()
@@ -333,7 +333,7 @@ def test_suspension_makes_every_key_inactive_at_once_and_reactivation_restores_t
 def test_sign_in_errors_say_nothing_about_which_accounts_exist(client, make_account):
     account = make_account(email="real@example.test")
     wrong_password = client.post(
-        "/accounts/sign-in/", {"username": account.user.email, "password": "wrong"}
+        "/accounts/sign-in/", {"username": account.owner.email, "password": "wrong"}
     )
     no_account = client.post(
         "/accounts/sign-in/", {"username": "ghost@example.test", "password": "wrong"}
@@ -352,19 +352,19 @@ def test_sign_in_is_rate_limited_per_account_from_any_address(client, make_accou
     for i in range(5):
         client.post(
             "/accounts/sign-in/",
-            {"username": account.user.email, "password": "guess"},
+            {"username": account.owner.email, "password": "guess"},
             REMOTE_ADDR=f"10.0.0.{i}",
         )
     limited = client.post(
         "/accounts/sign-in/",
-        {"username": account.user.email, "password": PASSWORD},
+        {"username": account.owner.email, "password": PASSWORD},
         REMOTE_ADDR="10.0.1.1",
     )
     assert limited.status_code == 429
     assert "Too many requests" in limited.content.decode()
     assert "_auth_user_id" not in client.session
     other = make_account()
-    fine = client.post("/accounts/sign-in/", {"username": other.user.email, "password": PASSWORD})
+    fine = client.post("/accounts/sign-in/", {"username": other.owner.email, "password": PASSWORD})
     assert fine.status_code == 302
 
 
@@ -373,12 +373,12 @@ def test_sign_in_is_rate_limited_per_address_across_accounts(client, make_accoun
     for i in range(20):
         client.post("/accounts/sign-in/", {"username": f"guess{i}@example.test", "password": "x"})
     limited = client.post(
-        "/accounts/sign-in/", {"username": account.user.email, "password": PASSWORD}
+        "/accounts/sign-in/", {"username": account.owner.email, "password": PASSWORD}
     )
     assert limited.status_code == 429
     elsewhere = client.post(
         "/accounts/sign-in/",
-        {"username": account.user.email, "password": PASSWORD},
+        {"username": account.owner.email, "password": PASSWORD},
         REMOTE_ADDR="10.9.9.9",
     )
     assert elsewhere.status_code == 302
@@ -405,13 +405,13 @@ def test_password_reset_by_email_without_telling_who_has_an_account(client, sent
         form.redirect_chain[-1][0], {"new_password1": new, "new_password2": new}, follow=True
     )
     assert "Your new password is set" in done.content.decode()
-    account.user.refresh_from_db()
-    assert account.user.check_password(new)
+    account.owner.refresh_from_db()
+    assert account.owner.check_password(new)
 
 
 def test_password_change(client, make_account):
     account = make_account()
-    client.force_login(account.user)
+    client.force_login(account.owner)
     new = "another fine passphrase 8"
     response = client.post(
         "/accounts/password/change/",
@@ -419,8 +419,8 @@ def test_password_change(client, make_account):
         follow=True,
     )
     assert "Your password is changed." in response.content.decode()
-    account.user.refresh_from_db()
-    assert account.user.check_password(new)
+    account.owner.refresh_from_db()
+    assert account.owner.check_password(new)
 
 
 def test_portal_pages_need_a_signed_in_user(client):
@@ -431,7 +431,7 @@ def test_portal_pages_need_a_signed_in_user(client):
 
 
 def test_admin_pages_are_staff_only(client, make_account):
-    client.force_login(make_account().user)
+    client.force_login(make_account().owner)
     for path in ("/admin/accounts/accessrequest/", "/admin/accounts/signuplink/invite/"):
         assert client.get(path)["Location"].startswith("/admin/login/")
 

@@ -28,10 +28,12 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from accounts.models import Account, User
+from accounts.models import Account, Membership, User
 from accounts.request_log_writer import request_log_flush
+from accounts.roles import Role
 from accounts.services import api_key_create, api_key_roll, signup_link_issue
 from accounts.services.second_factor import recovery_codes_renew
+from accounts.services.team import invitation_send
 from accounts.tests.conftest import PASSWORD
 from conftest import ROOT, SCREENSHOTS, authenticator_app, totp_code
 from events.models import Event
@@ -60,6 +62,8 @@ class Fixtures:
     user_id: int
     endpoint_id: int  # a webhook endpoint with attempts in its delivery log
     factor_user_id: int
+    member_id: int = 0  # a developer of the account, who created a key
+    invitation_token: str = ""  # an open invitation of a new person to the account
 
     def reset_path(self) -> str:
         """A working password reset link (a sign-in since an earlier one spends it)."""
@@ -117,6 +121,14 @@ def endpoint(f: Fixtures) -> int:
     return f.endpoint_id
 
 
+def member(f: Fixtures) -> int:
+    return f.member_id
+
+
+def invitation_token(f: Fixtures) -> str:
+    return f.invitation_token
+
+
 PAGES = [
     # Anyone's.
     Page("catalog:home"),
@@ -142,6 +154,8 @@ PAGES = [
     Page("portal:password_reset_confirm", ("MQ", "set-password"), label="reset link (used)"),
     Page("portal:password_reset_complete"),
     Page("dev_mail", debug=True),
+    Page("portal:invitation", (invitation_token,), label="invitation (a new person)"),
+    Page("portal:invitation", ("a-link-that-no-longer-works",), status=410),
     # A signed-in developer's.
     Page("portal:dashboard", signed_in=True),
     Page("portal:key_detail", (key,), signed_in=True),
@@ -163,6 +177,8 @@ PAGES = [
     Page("portal:confirm", signed_in=True, query="?next=/portal/"),
     Page("webhooks:list", signed_in=True),
     Page("webhooks:detail", (endpoint,), signed_in=True),
+    Page("portal:team", signed_in=True),
+    Page("portal:member_remove", (member,), signed_in=True),
     # The developer whose second factor is on, signed in through the code step.
     Page("portal:security", signed_in=True, factor=True, label="security (factor on)"),
     Page("portal:recovery_codes", signed_in=True, factor=True, label="recovery codes (seen)"),
@@ -187,11 +203,18 @@ NOT_PAGES = {
     "portal:events_csv": "a CSV file",
     "webhooks:create": "the add form's target: its error state is in FORM_ERRORS",
     "webhooks:secret": "reached by adding an endpoint: checked after the key created below",
+    "webhooks:change": "the endpoint page's form's target: its error state is in FORM_ERRORS",
     "webhooks:set_enabled": "a POST that redirects to the endpoint's page",
     "webhooks:rotate": "a POST that redirects to the secret's page (checked after adding)",
     "webhooks:test": "a POST that redirects to the endpoint's page",
     "portal:sign_out": "a POST that redirects",
     "portal:usage_csv": "a CSV file",
+    "portal:team_invite": "the invitation form's target: its error state is in FORM_ERRORS",
+    "portal:team_settings": "a POST that redirects to the Team page",
+    "portal:team_leave": "a POST that redirects",
+    "portal:member_role": "a POST that redirects to the Team page",
+    "portal:invitation_revoke": "a POST that redirects to the Team page",
+    "portal:account_switch": "the header's switcher: a POST that redirects to the keys page",
     "healthz": "JSON for load balancers",
     "readyz": "JSON for load balancers",
 }
@@ -286,9 +309,19 @@ FORM_ERRORS = [
         _fill("Password", "not the password", "Confirm"),
     ),
     FormError(
+        "invitation, a member already",
+        Page("portal:team", signed_in=True),
+        _fill("Email address", EMAIL, "Send invitation"),
+    ),
+    FormError(
         "webhook, refused address",
         Page("webhooks:list", signed_in=True),
         _fill("Endpoint URL", "http://10.0.0.1/hook", "Add endpoint"),
+    ),
+    FormError(
+        "webhook change, refused address",
+        Page("webhooks:detail", (endpoint,), signed_in=True),
+        _fill("Endpoint URL", "http://10.0.0.1/hook", "Save changes"),
     ),
 ]
 
@@ -331,7 +364,7 @@ def fixtures(live_server, make_account, settings):
     log, and a pending developer's sign-up link; a developer whose second factor is on."""
     # The SSRF guard lets webhook endpoints on this machine through (plain http too).
     settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.0/8"]
-    account = make_account(email=EMAIL)
+    account = make_account(email=EMAIL, name="Checkout Team")
     old, _ = api_key_create(account=account, name="Production checkout, EU region")
     now = timezone.now()
     new, raw = api_key_roll(
@@ -376,8 +409,20 @@ def fixtures(live_server, make_account, settings):
         )  # fmt: skip
 
     careful = make_account(email=FACTOR_EMAIL)
-    authenticator_app(careful.user)
-    recovery_codes_renew(user=careful.user)
+    authenticator_app(careful.owner)
+    recovery_codes_renew(user=careful.owner)
+
+    # A team: a developer who created a key, an open invitation, and another account the
+    # signed-in owner is a viewer of (the header's switcher).
+    dev = User.objects.create_user(email="axe-dev@example.test", password=PASSWORD)
+    dev_membership = Membership.objects.create(user=dev, account=account, role=Role.DEVELOPER)
+    api_key_create(account=account, name="Made by the developer", created_by=dev)
+    _, invited = invitation_send(
+        account=account, email="axe-invited@example.test", role=Role.VIEWER,
+        invited_by=account.owner, now=now,
+    )  # fmt: skip
+    elsewhere = make_account(email="axe-elsewhere@example.test", name="Elsewhere Ltd")
+    Membership.objects.create(user=account.owner, account=elsewhere, role=Role.VIEWER)
 
     pending = make_account(email="new@example.test", access=Account.Access.PENDING)
     _, link = signup_link_issue(account=pending, created_by=None, now=now)
@@ -386,9 +431,11 @@ def fixtures(live_server, make_account, settings):
         predecessor_id=old.pk,
         test_key_id=test.pk,
         signup_token=link.rstrip("/").rsplit("/", 1)[1],
-        user_id=account.user.pk,
+        user_id=account.owner.pk,
         endpoint_id=hook.pk,
-        factor_user_id=careful.user.pk,
+        factor_user_id=careful.owner.pk,
+        member_id=dev_membership.pk,
+        invitation_token=invited.rstrip("/").rsplit("/", 1)[1],
     )
 
 

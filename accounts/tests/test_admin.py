@@ -189,8 +189,8 @@ def test_the_approve_button_names_the_link_the_developer_gets(staff_client, make
     """A developer who has no password yet gets a sign-up link; one who set a password when
     asking gets a sign-in link: the button says which."""
     no_password = make_account(email="nopass@example.test", access=Account.Access.PENDING)
-    no_password.user.set_unusable_password()
-    no_password.user.save()
+    no_password.owner.set_unusable_password()
+    no_password.owner.save()
     page = staff_client.get(f"/admin/accounts/accessrequest/{no_password.pk}/change/")
     assert 'value="Approve and email a sign-up link"' in page.content.decode()
     assert "sign-in link" not in page.content.decode()

@@ -54,7 +54,7 @@ def test_staff_read_the_queue_whole_and_approve_a_request_from_its_page(
     assert USE[:60] in row.locator(".field-use").inner_text()
     assert row.locator(".field-reviewed").is_visible()
 
-    row.get_by_role("link", name=waiting.user.email).click()
+    row.get_by_role("link", name=waiting.owner.email).click()
     assert page.get_by_role("button", name="Save").count() == 0
     page.get_by_label("Monthly units per key:").fill("300")
     # The developer set a password when asking: the email brings a sign-in link.
@@ -64,7 +64,7 @@ def test_staff_read_the_queue_whole_and_approve_a_request_from_its_page(
     waiting.refresh_from_db()
     assert (waiting.access, waiting.monthly_quota) == (Account.Access.APPROVED, 300)
     [email] = mailoutbox
-    assert email.to == [waiting.user.email]
+    assert email.to == [waiting.owner.email]
 
 
 def test_staff_revoke_keys_only_after_a_page_that_names_them(live_server, staff_page, make_key):

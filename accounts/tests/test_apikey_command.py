@@ -25,9 +25,9 @@ def test_create_json_prints_one_line_and_the_key_works(client):
     assert created["allowedIps"] == []
     key = ApiKey.objects.get(pk=created["id"])
     assert key.name == "CI"
-    assert key.account.user.email == "new@example.test"
+    assert key.account.owner.email == "new@example.test"
     assert key.account.access == Account.Access.APPROVED
-    assert not key.account.user.has_usable_password()
+    assert not key.account.owner.has_usable_password()
     response = client.get("/v1/data/account", HTTP_AUTHORIZATION=f"Bearer {created['key']}")
     assert response.status_code == 200
     assert response.json()["data"]["key"]["expiresAt"] == created["expiresAt"]
@@ -78,7 +78,7 @@ def test_create_sets_the_developers_allowance(client):
     created = json.loads(
         apikey("create", "--email", "a@example.test", "--allowance", "1", "--json")
     )
-    assert Account.objects.get(user__email="a@example.test").monthly_allowance == 1
+    assert Account.objects.get(memberships__user__email="a@example.test").monthly_allowance == 1
     headers = {"HTTP_AUTHORIZATION": f"Bearer {created['key']}"}
     account_read = client.get("/v1/data/account", **headers).json()["data"]
     assert account_read["allowance"] == {"monthlyUnits": 1, "unitsUsed": 0, "unitsRemaining": 1}
@@ -89,8 +89,8 @@ def test_create_sets_the_developers_allowance(client):
 def test_second_key_for_the_same_email_reuses_the_developer():
     apikey("create", "--email", "same@example.test", "--json")
     apikey("create", "--email", "same@example.test", "--json")
-    assert Account.objects.filter(user__email="same@example.test").count() == 1
-    assert ApiKey.objects.filter(account__user__email="same@example.test").count() == 2
+    assert Account.objects.filter(memberships__user__email="same@example.test").count() == 1
+    assert ApiKey.objects.filter(account__memberships__user__email="same@example.test").count() == 2
 
 
 @pytest.mark.parametrize(

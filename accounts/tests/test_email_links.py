@@ -41,7 +41,7 @@ def test_every_email_links_to_site_url(client, staff_client, make_account, sent,
     emails += out
     _, out = sent(lambda: client.post("/accounts/request-access/", REQUEST, **on_another_host))
     emails += out  # "this address is known"
-    pending = Account.objects.get(user__email="ada@example.test")
+    pending = Account.objects.get(memberships__user__email="ada@example.test")
     staff_client.defaults.update(on_another_host)
     _, out = sent(lambda: staff_client.post(f"/admin/accounts/accessrequest/{pending.pk}/approve/"))
     emails += out  # the sign-up link

@@ -43,7 +43,7 @@ def test_from_request_to_revoked_key(
     account_page.get_by_label("What will you build with the API?").fill("Fraud screening.")
     account_page.get_by_role("button", name="Request access").click()
     assert "We have your request" in account_page.get_by_role("status").inner_text()
-    assert Account.objects.get(user__email="lin@example.test").access == "pending"
+    assert Account.objects.get(memberships__user__email="lin@example.test").access == "pending"
 
     # Staff approve it in the admin, with a quota, in a browser of their own.
     staff_user = django_user_model.objects.create_superuser(
@@ -260,7 +260,7 @@ def test_a_pending_developer_signs_in_by_the_emailed_link_and_gets_200s_with_a_t
     page.get_by_label("What will you build with the API?").fill("Call screening.")
     page.get_by_role("button", name="Request access").click()
     assert "start with test keys" in page.get_by_role("status").inner_text()
-    account = Account.objects.get(user__email="sam@example.test")
+    account = Account.objects.get(memberships__user__email="sam@example.test")
     assert account.access == Account.Access.PENDING
 
     # The request's own email signs the developer in; nobody at staff has looked yet.

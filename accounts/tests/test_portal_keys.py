@@ -21,7 +21,7 @@ def signed_in(client, make_account):
 
     def sign_in(**fields):
         account = make_account(**fields)
-        client.force_login(account.user)
+        client.force_login(account.owner)
         return account
 
     return sign_in
@@ -69,13 +69,13 @@ def test_the_new_key_page_needs_both_halves_and_only_its_owner_sees_it(
 
     # The owner signed in elsewhere (a session without the pad), with the cookie copied over.
     elsewhere = Client()
-    elsewhere.force_login(account.user)
+    elsewhere.force_login(account.owner)
     elsewhere.cookies["new_api_key"] = cookie.value
     assert "This key was shown already" in elsewhere.get(page).content.decode()
 
     # Another developer: the key does not exist for them.
     stranger = Client()
-    stranger.force_login(make_account(email="stranger@example.test").user)
+    stranger.force_login(make_account(email="stranger@example.test").owner)
     assert stranger.get(page).status_code == 404
 
     # The pad without the cookie: nothing to join, and the pad is spent.
@@ -88,7 +88,7 @@ def test_the_new_key_page_needs_both_halves_and_only_its_owner_sees_it(
 
 def test_the_raw_key_is_stored_nowhere(transactional_db, client, make_account, dump_database):
     account = make_account()
-    client.force_login(account.user)
+    client.force_login(account.owner)
     page = client.post("/portal/keys/", {"name": "Production"})["Location"]
     waiting = dump_database()  # the key crossing the redirect: a pad in the session only
     raw = raw_key_in(client.get(page).content.decode())
@@ -378,9 +378,9 @@ def test_portal_pages_carry_a_strict_content_security_policy(client, signed_in):
 def test_forms_need_the_csrf_token(make_account):
     browser = Client(enforce_csrf_checks=True)
     account = make_account()
-    refused = browser.post("/accounts/sign-in/", {"username": account.user.email, "password": "x"})
+    refused = browser.post("/accounts/sign-in/", {"username": account.owner.email, "password": "x"})
     assert refused.status_code == 403
-    browser.force_login(account.user)
+    browser.force_login(account.owner)
     assert browser.post("/portal/keys/", {"name": "x"}).status_code == 403
     assert account.api_keys.count() == 0
 
@@ -388,7 +388,7 @@ def test_forms_need_the_csrf_token(make_account):
 def test_session_cookie_is_secure_and_http_only_in_production(client, make_account):
     account = make_account()
     response = client.post(
-        "/accounts/sign-in/", {"username": account.user.email, "password": PASSWORD}
+        "/accounts/sign-in/", {"username": account.owner.email, "password": PASSWORD}
     )
     cookie = response.cookies["sessionid"]
     assert cookie["secure"] and cookie["httponly"] and cookie["samesite"] == "Lax"

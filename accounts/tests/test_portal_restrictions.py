@@ -20,7 +20,7 @@ OFFERED = {"products-offered": "1"}
 @pytest.fixture
 def account(client, make_account):
     account = make_account()
-    client.force_login(account.user)
+    client.force_login(account.owner)
     return account
 
 

@@ -42,7 +42,7 @@ def wrong(code: str) -> str:
 @pytest.fixture
 def account_with_app(make_account):
     account = make_account(email="two-step@example.test")
-    return account, authenticator_app(account.user)
+    return account, authenticator_app(account.owner)
 
 
 # --- Sign-in -------------------------------------------------------------
@@ -50,7 +50,7 @@ def account_with_app(make_account):
 
 def test_with_a_factor_the_password_alone_signs_nobody_in(client, account_with_app):
     account, app = account_with_app
-    step = password_step(client, account.user.email)
+    step = password_step(client, account.owner.email)
     assert step.status_code == 302 and step["Location"] == CODE
     assert signed_in_user(client) is None
     assert client.get("/portal/")["Location"].startswith(SIGN_IN)
@@ -66,7 +66,7 @@ def test_with_a_factor_the_password_alone_signs_nobody_in(client, account_with_a
     with time_machine.travel(timezone.now() + timedelta(seconds=2)):  # past the 1 s back-off
         done = client.post(CODE, {"code": totp_code(app.bin_key)})
         assert done.status_code == 302 and done["Location"] == "/portal/"
-        assert signed_in_user(client) == str(account.user.pk)
+        assert signed_in_user(client) == str(account.owner.pk)
         assert client.get("/portal/").status_code == 200
 
 
@@ -74,7 +74,7 @@ def test_the_code_step_keeps_where_the_sign_in_was_going(client, account_with_ap
     account, app = account_with_app
     client.post(
         f"{SIGN_IN}?next=/portal/usage/",
-        {"username": account.user.email, "password": PASSWORD, "next": "/portal/usage/"},
+        {"username": account.owner.email, "password": PASSWORD, "next": "/portal/usage/"},
     )
     done = client.post(CODE, {"code": totp_code(app.bin_key)})
     assert done["Location"] == "/portal/usage/"
@@ -83,7 +83,7 @@ def test_the_code_step_keeps_where_the_sign_in_was_going(client, account_with_ap
 def test_wrong_codes_count_against_the_sign_in_limit(client, account_with_app, settings):
     """SIGN_IN_RATE_PER_ACCOUNT is 5 failures in 5 minutes; the right password is free."""
     account, app = account_with_app
-    assert password_step(client, account.user.email).status_code == 302
+    assert password_step(client, account.owner.email).status_code == 302
     right = totp_code(app.bin_key)
     for _ in range(5):
         assert client.post(CODE, {"code": wrong(right)}).status_code == 200
@@ -92,13 +92,13 @@ def test_wrong_codes_count_against_the_sign_in_limit(client, account_with_app, s
     assert signed_in_user(client) is None
     # The same count as the password's: from another address and browser, too.
     elsewhere = Client()
-    again = password_step(elsewhere, account.user.email, REMOTE_ADDR="10.7.7.7")
+    again = password_step(elsewhere, account.owner.email, REMOTE_ADDR="10.7.7.7")
     assert again.status_code == 429 and signed_in_user(elsewhere) is None
 
 
 def test_the_code_step_cannot_name_another_account_to_escape_the_limit(client, account_with_app):
     account, app = account_with_app
-    password_step(client, account.user.email)
+    password_step(client, account.owner.email)
     for i in range(5):
         client.post(CODE, {"code": "000000", "username": f"other{i}@example.test"})
     assert client.post(CODE, {"code": totp_code(app.bin_key)}).status_code == 429
@@ -113,7 +113,7 @@ SPELLINGS = ("\uff56ictim@example.test", "VICTIM@Example.TEST", " victim@example
 def test_every_spelling_of_an_account_shares_its_limit(client, make_account):
     """Three spellings once gave 3 counters, 12 judged code guesses and no 429."""
     account = make_account(email=VICTIM)
-    app = authenticator_app(account.user)
+    app = authenticator_app(account.owner)
     right = totp_code(app.bin_key)
     judged = 0
     with time_machine.travel(timezone.now(), tick=False):  # django-otp's delay held still
@@ -139,13 +139,13 @@ def test_right_passwords_and_codes_cost_nothing(client, account_with_app):
     for n in range(3):
         # A code of a later 30 s step each time: django-otp spends each step once.
         with time_machine.travel(start + timedelta(seconds=31 * n), tick=False):
-            assert password_step(client, account.user.email)["Location"] == CODE
+            assert password_step(client, account.owner.email)["Location"] == CODE
             done = client.post(CODE, {"code": totp_code(app.bin_key)})
-            assert done.status_code == 302 and signed_in_user(client) == str(account.user.pk)
+            assert done.status_code == 302 and signed_in_user(client) == str(account.owner.pk)
             client.post("/accounts/sign-out/")
     for _ in range(5):
-        assert password_step(client, account.user.email, password="a guess").status_code == 200
-    limited = password_step(client, account.user.email)
+        assert password_step(client, account.owner.email, password="a guess").status_code == 200
+    limited = password_step(client, account.owner.email)
     page = limited.content.decode()
     assert limited.status_code == 429 and signed_in_user(client) is None
     assert "There have been too many wrong passwords or codes for this account." in page
@@ -166,7 +166,7 @@ def test_the_address_limit_names_itself(client, make_account, settings):
 
 def test_the_code_must_come_within_five_minutes(client, account_with_app):
     account, app = account_with_app
-    password_step(client, account.user.email)
+    password_step(client, account.owner.email)
     with time_machine.travel(timezone.now() + timedelta(minutes=6)):
         late = client.post(CODE, {"code": totp_code(app.bin_key)}, follow=True)
         assert late.redirect_chain[0][0] == SIGN_IN
@@ -176,23 +176,23 @@ def test_the_code_must_come_within_five_minutes(client, account_with_app):
 
 def test_a_recovery_code_signs_in_once(client, account_with_app):
     account, _ = account_with_app
-    code, *_ = recovery_codes_renew(user=account.user)
-    password_step(client, account.user.email)
+    code, *_ = recovery_codes_renew(user=account.owner)
+    password_step(client, account.owner.email)
     done = client.post(CODE, {"recovery_code": code.upper()}, follow=True)
     assert done.redirect_chain[-1][0] == "/portal/"
     assert "You signed in with a recovery code; 9 left." in done.content.decode()
     client.post("/accounts/sign-out/")
 
-    password_step(client, account.user.email)
+    password_step(client, account.owner.email)
     again = client.post(CODE, {"recovery_code": code})
     assert "That code is not right" in again.content.decode() and signed_in_user(client) is None
-    assert len(recovery_codes(user=account.user)) == 9
+    assert len(recovery_codes(user=account.owner)) == 9
 
 
 def test_without_a_factor_a_developer_signs_in_with_the_password(client, make_account):
     account = make_account()
-    step = password_step(client, account.user.email)
-    assert step["Location"] == "/portal/" and signed_in_user(client) == str(account.user.pk)
+    step = password_step(client, account.owner.email)
+    assert step["Location"] == "/portal/" and signed_in_user(client) == str(account.owner.pk)
 
 
 # --- The admin's gate ----------------------------------------------------
@@ -249,7 +249,7 @@ def test_a_staff_session_without_its_code_is_signed_out_at_the_admin(client, sta
 
 
 def test_a_developer_is_told_the_admin_is_not_theirs(client, make_account):
-    client.force_login(make_account().user)
+    client.force_login(make_account().owner)
     page = client.get("/admin/", follow=True)
     assert page.redirect_chain[-1][0] == "/portal/"
     assert "This account has no access to the staff admin." in page.content.decode()
@@ -266,10 +266,10 @@ def test_staff_reset_a_lost_factor_in_the_admin_without_reading_its_secret(
     client, staff, account_with_app
 ):
     account, app = account_with_app
-    codes = recovery_codes_renew(user=account.user)
+    codes = recovery_codes_renew(user=account.owner)
     force_login_verified(client, staff)
     page = client.get(f"/admin/otp_totp/totpdevice/{app.pk}/change/").content.decode()
-    assert page.count(account.user.email) and app.key not in page
+    assert page.count(account.owner.email) and app.key not in page
     static = client.get("/admin/otp_static/staticdevice/").content.decode()
     device_id = re.search(r'href="/admin/otp_static/staticdevice/(\d+)/change/', static)[1]
     page = client.get(f"/admin/otp_static/staticdevice/{device_id}/change/").content.decode()
@@ -277,7 +277,7 @@ def test_staff_reset_a_lost_factor_in_the_admin_without_reading_its_secret(
     assert client.get(f"/admin/otp_totp/totpdevice/{app.pk}/qrcode/").status_code == 403
     client.post(f"/admin/otp_totp/totpdevice/{app.pk}/delete/", {"post": "yes"})
     client.post(f"/admin/otp_static/staticdevice/{device_id}/delete/", {"post": "yes"})
-    assert not second_factor_on(user=account.user)
+    assert not second_factor_on(user=account.owner)
 
 
 # --- Setting it up ---------------------------------------------------------
@@ -290,23 +290,23 @@ def secret_on(page: str) -> bytes:
 
 def test_setup_shows_the_secret_beside_its_qr_code_and_turns_on_with_a_code(client, make_account):
     account = make_account()
-    client.force_login(account.user)
+    client.force_login(account.owner)
     page = client.get("/portal/security/app/").content.decode()
     key = secret_on(page)
     assert '<svg viewBox="0 0 ' in page and 'class="qr-dark"' in page and "<img" not in page
     assert secret_on(client.get("/portal/security/app/").content.decode()) == key  # same on reload
-    assert not second_factor_on(user=account.user)
+    assert not second_factor_on(user=account.owner)
 
     refused = client.post("/portal/security/app/", {"code": wrong(totp_code(key))})
     assert "That code is not right" in refused.content.decode()
-    assert not second_factor_on(user=account.user)
+    assert not second_factor_on(user=account.owner)
 
     with time_machine.travel(timezone.now() + timedelta(seconds=2)):
         done = client.post("/portal/security/app/", {"code": totp_code(key)}, follow=True)
     shown = re.findall(r"<li><code>([a-z2-7]{8})</code></li>", done.content.decode())
-    assert len(shown) == 10 and sorted(shown) == sorted(recovery_codes(user=account.user))
+    assert len(shown) == 10 and sorted(shown) == sorted(recovery_codes(user=account.owner))
     assert done["Cache-Control"].startswith("max-age=0")
-    assert TOTPDevice.objects.get(user=account.user).confirmed
+    assert TOTPDevice.objects.get(user=account.owner).confirmed
     # Shown once.
     later = client.get("/portal/security/recovery-codes/")
     assert not set(shown) & set(re.findall(r"[a-z2-7]{8}", later.content.decode()))
@@ -321,9 +321,9 @@ def test_with_its_app_removed_a_developer_signs_in_with_a_recovery_code_and_sets
     client, account_with_app
 ):
     account, app = account_with_app
-    code, *_ = recovery_codes_renew(user=account.user)
+    code, *_ = recovery_codes_renew(user=account.owner)
     app.delete()  # as staff do in the admin for a lost phone
-    password_step(client, account.user.email)
+    password_step(client, account.owner.email)
     assert client.post(CODE, {"recovery_code": code})["Location"] == "/portal/"
     assert "was removed by staff" in client.get("/portal/security/").content.decode()
     assert secret_on(client.get("/portal/security/app/").content.decode())
@@ -331,8 +331,8 @@ def test_with_its_app_removed_a_developer_signs_in_with_a_recovery_code_and_sets
 
 def test_new_recovery_codes_replace_the_old_ones(client, account_with_app):
     account, _ = account_with_app
-    old = recovery_codes_renew(user=account.user)
-    client.force_login(account.user)
+    old = recovery_codes_renew(user=account.owner)
+    client.force_login(account.owner)
     page = client.post("/portal/security/recovery-codes/", follow=True).content.decode()
     new = re.findall(r"<li><code>([a-z2-7]{8})</code></li>", page)
     assert len(new) == 10 and not set(new) & set(old)
@@ -341,17 +341,17 @@ def test_new_recovery_codes_replace_the_old_ones(client, account_with_app):
 
 def test_a_developer_turns_the_factor_off(client, account_with_app):
     account, _ = account_with_app
-    client.force_login(account.user)
+    client.force_login(account.owner)
     page = client.post("/portal/security/off/", follow=True).content.decode()
     assert "Two-factor sign-in is off" in page
-    assert not second_factor_on(user=account.user)
-    assert recovery_codes(user=account.user) == []
+    assert not second_factor_on(user=account.owner)
+    assert recovery_codes(user=account.owner) == []
     client.post("/accounts/sign-out/")
-    assert password_step(client, account.user.email)["Location"] == "/portal/"
+    assert password_step(client, account.owner.email)["Location"] == "/portal/"
 
 
 def test_the_security_page_is_in_the_portal_nav(client, make_account):
-    client.force_login(make_account().user)
+    client.force_login(make_account().owner)
     page = client.get("/portal/").content.decode()
     assert '<a href="/portal/security/">Security</a>' in page
     security = client.get("/portal/security/").content.decode()
@@ -366,8 +366,8 @@ def test_the_security_page_is_in_the_portal_nav(client, make_account):
 def account_key(client, make_account, settings):
     settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.0/8"]  # the endpoint one action adds
     account = make_account(email="careful@example.test")
-    authenticator_app(account.user)
-    client.force_login(account.user)
+    authenticator_app(account.owner)
+    client.force_login(account.owner)
     key, _ = api_key_create(account=account, name="Server")
     return account, key
 
@@ -409,8 +409,8 @@ def _keys(account):
 def _state(account):
     return (
         _keys(account),
-        second_factor_on(user=account.user),
-        sorted(recovery_codes(user=account.user)),
+        second_factor_on(user=account.owner),
+        sorted(recovery_codes(user=account.owner)),
         list(WebhookEndpoint.objects.filter(account=account).values_list("url", flat=True)),
     )
 
@@ -432,7 +432,7 @@ def test_after_15_minutes_a_sensitive_action_asks_to_confirm_first(
     client, account_key, action, form_page
 ):
     account, key = account_key
-    recovery_codes_renew(user=account.user)
+    recovery_codes_renew(user=account.owner)
     before = _state(account)
     form_page = form_page.format(key=key.pk)
     with time_machine.travel(timezone.now() + timedelta(minutes=16)):
@@ -457,7 +457,7 @@ def test_after_15_minutes_a_sensitive_action_asks_to_confirm_first(
 @pytest.mark.parametrize(("action", "form_page"), SENSITIVE)
 def test_within_15_minutes_of_signing_in_nothing_is_asked(client, account_key, action, form_page):
     account, key = account_key
-    recovery_codes_renew(user=account.user)
+    recovery_codes_renew(user=account.owner)
     before = _state(account)
     with time_machine.travel(timezone.now() + timedelta(minutes=14)):
         done = action(client, account, key)
@@ -467,7 +467,7 @@ def test_within_15_minutes_of_signing_in_nothing_is_asked(client, account_key, a
 
 def test_a_code_confirms_too_and_the_confirmation_lasts_15_minutes(client, account_key):
     account, key = account_key
-    app = TOTPDevice.objects.get(user=account.user)
+    app = TOTPDevice.objects.get(user=account.owner)
     later = timezone.now() + timedelta(minutes=20)
     with time_machine.travel(later):
         confirm = _revoke(client, account, key)["Location"]
@@ -501,7 +501,7 @@ def test_wrong_codes_grow_django_otps_delay_and_the_right_code_waits_for_it(
     the 1st, 2nd, 3rd failure): the count must survive the refusal, not roll back with it."""
     settings.SIGN_IN_RATE_PER_ACCOUNT = "100/5m"  # this test is about django-otp's delay
     account, app = account_with_app
-    password_step(client, account.user.email)
+    password_step(client, account.owner.email)
     right = totp_code(app.bin_key)
     at = timezone.now()
     for failures in range(6):
@@ -519,17 +519,17 @@ def test_wrong_codes_grow_django_otps_delay_and_the_right_code_waits_for_it(
         assert signed_in_user(client) is None
     with time_machine.travel(at + timedelta(seconds=33), tick=False):
         done = client.post(CODE, {"code": totp_code(app.bin_key)})
-        assert done.status_code == 302 and signed_in_user(client) == str(account.user.pk)
+        assert done.status_code == 302 and signed_in_user(client) == str(account.owner.pk)
 
 
 def test_a_code_used_already_says_so_rather_than_blaming_the_clock(client, account_with_app):
     account, app = account_with_app
     code = totp_code(app.bin_key)
-    password_step(client, account.user.email)
+    password_step(client, account.owner.email)
     assert client.post(CODE, {"code": code}).status_code == 302
     client.post("/accounts/sign-out/")
     with time_machine.travel(timezone.now() + timedelta(seconds=2)):
-        password_step(client, account.user.email)
+        password_step(client, account.owner.email)
         again = client.post(CODE, {"code": code}).content.decode()
     assert "That code was used already: wait for the next one" in again
     assert "Check the time on your phone" not in again

@@ -108,7 +108,7 @@ def test_a_developer_turns_the_factor_on_and_off_and_a_recovery_code_works_once(
 ):
     site = live_server.url
     account = make_account(email="careful@example.test")
-    email = account.user.email
+    email = account.owner.email
     page = browser_page
     page.set_viewport_size({"width": 390, "height": 844})
     page.goto(f"{site}/accounts/sign-in/")

@@ -41,7 +41,7 @@ def test_usage_page_numbers_equal_the_account_endpoint(client, make_account):
     second, second_raw = api_key_create(account=account, name="Two")
     lookups(client, first_raw, 3)
     lookups(client, second_raw, 2)
-    client.force_login(account.user)
+    client.force_login(account.owner)
     page = client.get("/portal/usage/").content.decode()
     rows = usage_rows(page)
     for key, raw in ((first, first_raw), (second, second_raw)):
@@ -71,7 +71,7 @@ def test_usage_page_shows_test_units_apart_from_live_ones(client, make_account):
             HTTP_AUTHORIZATION=f"Bearer {test_raw}",
         )
         assert answer.status_code == 200 and answer.json()["meta"]["mode"] == "test"
-    client.force_login(account.user)
+    client.force_login(account.owner)
     page = client.get("/portal/usage/").content.decode()
     assert re.search(r'class="units-live">2<', page)
     assert re.search(r'class="units-test">3<', page)
@@ -98,7 +98,7 @@ def test_chart_has_a_bar_per_day_and_past_months_are_a_table(client, make_accoun
         lookups(client, raw, 1)
     with time_machine.travel(datetime(2026, 11, 5, 9, tzinfo=UTC)):
         lookups(client, raw, 2)
-        client.force_login(account.user)
+        client.force_login(account.owner)
         page = client.get("/portal/usage/").content.decode()
     bars = re.findall(r"<title>(2026-11-\d\d): (\d+) units?</title>", page)
     assert bars == [
@@ -123,7 +123,7 @@ def test_usage_page_shows_only_the_developers_keys_this_month(client, make_accou
     old.expires_at = timezone.now() - timedelta(days=40)
     old.created_at = old.expires_at - timedelta(days=90)
     old.save()
-    client.force_login(account.user)
+    client.force_login(account.owner)
     page = client.get("/portal/usage/").content.decode()
     assert other_key.prefix not in page and old.prefix not in page
     assert "No keys used or live this month." in page
@@ -163,7 +163,7 @@ def test_usage_page_shows_units_per_product_and_per_day_and_product(client, make
         bulk = {"product": "phone-lookup", "inputs": [phone, phone, {"phone": "12345"}]}
         post_json(client, second_raw, "bulk-lookups", bulk, HTTP_IDEMPOTENCY_KEY="usage-bulk-1")
         lookups(client, first_raw, 1)
-        client.force_login(account.user)
+        client.force_login(account.owner)
         page = client.get("/portal/usage/").content.decode()
 
     assert table(page, "This month per product") == [
@@ -189,7 +189,7 @@ def test_units_charged_before_the_split_show_as_not_recorded(client, make_accoun
     MonthlyUsage.objects.create(api_key=key, period=month_start(timezone.now()), units_used=4)
     DailyUsage.objects.create(api_key=key, day=today, units_used=4)  # product ''
     lookups(client, raw, 1)
-    client.force_login(account.user)
+    client.force_login(account.owner)
     page = client.get("/portal/usage/").content.decode()
     assert table(page, "This month per product")[1:] == [
         ["Phone risk check phone-risk", "1"],
@@ -204,7 +204,7 @@ def test_dashboard_warns_for_an_active_key_past_80_percent_of_its_quota(client, 
     under, under_raw = api_key_create(account=account, name="Under", monthly_quota=10)
     lookups(client, near_raw, 8)
     lookups(client, under_raw, 7)
-    client.force_login(account.user)
+    client.force_login(account.owner)
     page = client.get("/portal/").content.decode()
     warning = r'<p class="message message-warning quota-warning"[^>]*>(.*?)</p>'
     warnings = re.findall(warning, page, re.S)
@@ -227,7 +227,7 @@ def test_live_units_read_as_units_of_the_allowance(client, make_account):
     account = make_account(monthly_allowance=12_500)
     _, raw = api_key_create(account=account, name="Production")
     lookups(client, raw, 3)
-    client.force_login(account.user)
+    client.force_login(account.owner)
     page = client.get("/portal/usage/").content.decode()
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page))
     assert "Live units 3 of 12,500 units this month" in text
@@ -243,7 +243,7 @@ def test_a_rolled_key_and_its_successor_count_their_units_once(client, make_acco
         api_key=old, old_key_expires_at=now + timedelta(hours=1), now=now, actor="developer"
     )
     lookups(client, new_raw, 3)
-    client.force_login(account.user)
+    client.force_login(account.owner)
     page = client.get("/portal/usage/").content.decode()
     rows = usage_rows(page)
     # One row for the lineage, under its newest key, naming the key it was rolled from.
@@ -263,7 +263,7 @@ def test_every_page_groups_numbers_the_same_way(client, make_account, charge):
     account = make_account(monthly_allowance=50_000)
     key, _ = api_key_create(account=account, name="Big", monthly_quota=20_000)
     charge(key, 12_345, now=timezone.now())
-    client.force_login(account.user)
+    client.force_login(account.owner)
     dashboard = client.get("/portal/").content.decode()
     assert "12,345 of 20,000" in dashboard
     detail = client.get(f"/portal/keys/{key.pk}/").content.decode()

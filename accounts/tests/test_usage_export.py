@@ -53,7 +53,7 @@ def rows_of(text: str) -> list[dict]:
 
 def test_the_csv_holds_every_day_key_and_product_with_the_right_totals(client, spent):
     account, one, two, test = spent
-    client.login(username=account.user.email, password=PASSWORD)
+    client.login(username=account.owner.email, password=PASSWORD)
     response = client.get("/portal/usage.csv")
     assert response.status_code == 200
     assert response["Content-Type"] == "text/csv; charset=utf-8"
@@ -76,16 +76,16 @@ def test_a_month_with_nothing_is_a_header_only_and_another_developer_sees_none(
     client, spent, make_account
 ):
     other = make_account(email="other@example.test")
-    client.login(username=other.user.email, password=PASSWORD)
+    client.login(username=other.owner.email, password=PASSWORD)
     assert rows_of(client.get("/portal/usage.csv").content.decode()) == []
     account = spent[0]
-    client.login(username=account.user.email, password=PASSWORD)
+    client.login(username=account.owner.email, password=PASSWORD)
     assert rows_of(client.get("/portal/usage.csv?month=2001-01").content.decode()) == []
 
 
 def test_the_day_chart_shows_live_keys_or_one_key(client, spent):
     account, _, two, test = spent
-    client.login(username=account.user.email, password=PASSWORD)
+    client.login(username=account.owner.email, password=PASSWORD)
     page = client.get("/portal/usage/").content.decode()
     assert "all live keys" in page
     assert "4 units" in page  # today's bar: the live keys' units only
@@ -100,7 +100,7 @@ def test_the_csv_downloads_in_a_browser_with_the_right_totals(live_server, spent
     account, *_ = spent
     page = browser_page
     page.goto(f"{live_server.url}/accounts/sign-in/")
-    page.get_by_label("Email address").fill(account.user.email)
+    page.get_by_label("Email address").fill(account.owner.email)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     page.goto(f"{live_server.url}/portal/usage/")
@@ -126,7 +126,7 @@ def test_a_roll_in_the_portal_keeps_the_months_units_on_the_successor(
         spend(live_server.url, raw, "phone-risk-checks", "+14155552671")
     page = browser_page
     page.goto(f"{live_server.url}/accounts/sign-in/")
-    page.get_by_label("Email address").fill(account.user.email)
+    page.get_by_label("Email address").fill(account.owner.email)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     page.locator(f'table.keys tr[data-key-id="{key.pk}"]').get_by_role("link", name="Roll").click()

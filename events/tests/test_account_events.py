@@ -28,14 +28,14 @@ def recorded(types) -> list[tuple[str, str, dict]]:
 def test_second_factor_and_recovery_codes_in_the_portal(make_account):
     account = make_account()
     client = Client()
-    assert client.login(username=account.user.email, password=PASSWORD)
+    assert client.login(username=account.owner.email, password=PASSWORD)
     client.get("/portal/security/app/")  # the app being set up: its secret
-    device = TOTPDevice.objects.get(user=account.user)
+    device = TOTPDevice.objects.get(user=account.owner)
     setup = client.post("/portal/security/app/", {"code": totp_code(device.bin_key)})
     assert setup.status_code == 302
     assert client.post("/portal/security/recovery-codes/").status_code == 302
-    codes = list(account.user.staticdevice_set.get().token_set.values_list("token", flat=True))
-    second_factor_verify(user=account.user, code=codes[0], recovery=True)
+    codes = list(account.owner.staticdevice_set.get().token_set.values_list("token", flat=True))
+    second_factor_verify(user=account.owner, code=codes[0], recovery=True)
     assert client.post("/portal/security/off/").status_code == 302
 
     types = ["second_factor.enabled", "second_factor.disabled",
@@ -90,7 +90,7 @@ def test_the_admin_form_s_active_box_records_the_change_too(staff_client, make_k
 
 def test_key_created_carries_its_restrictions(client, make_account):
     account = make_account()
-    client.force_login(account.user)
+    client.force_login(account.owner)
     response = client.post(
         "/portal/keys/",
         {

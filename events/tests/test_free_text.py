@@ -27,7 +27,7 @@ def key_events(key, type):
 @pytest.mark.parametrize("name", PHONE_LIKE_NAMES)
 def test_a_key_named_like_a_phone_number_is_created_in_the_portal(client, make_account, name):
     account = make_account()
-    client.force_login(account.user)
+    client.force_login(account.owner)
     response = client.post("/portal/keys/", {"name": name})
     assert response.status_code == 302
     key = account.api_keys.get()
@@ -41,8 +41,8 @@ def test_a_key_named_like_a_phone_number_is_revoked_in_the_portal_admin_and_comm
     client, staff_client, make_account, make_key
 ):
     account = make_account()
-    client.force_login(account.user)
-    portal, _ = make_key(email=account.user.email, name="20261128")
+    client.force_login(account.owner)
+    portal, _ = make_key(email=account.owner.email, name="20261128")
     admin, _ = make_key(email="admin-side@example.test", name="20261128")
     command, _ = make_key(email="command-side@example.test", name="20261128")
 

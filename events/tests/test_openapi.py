@@ -6,7 +6,7 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from accounts.models import Account, ApiKey
+from accounts.models import Account, ApiKey, Membership
 from accounts.services import (
     access_request_approve,
     account_reactivate,
@@ -22,9 +22,16 @@ from accounts.services.second_factor import (
     totp_device_confirm,
     totp_device_pending,
 )
+from accounts.services.team import (
+    invitation_accept,
+    invitation_revoke,
+    invitation_send,
+    member_remove,
+    member_set_role,
+)
 from accounts.tasks import record_expired_keys, send_key_expiry_notices
 from conftest import totp_code
-from events.models import Event
+from events.models import Event, MemberActor
 from events.openapi import event_component
 from events.types import event_type_names
 from phoneintel.tests.contract import Contract
@@ -65,7 +72,12 @@ def test_each_type_has_a_component_with_a_conforming_example(contract):
 
 
 def test_every_event_the_code_emits_conforms(
-    contract, make_account, make_key, client, eager_tasks, settings
+    contract,
+    make_account,
+    make_key,
+    client,
+    eager_tasks,
+    settings,
 ):
     """Each emitter run once, as the portal, the admin, the commands and the jobs run it:
     every declared type is emitted, and every event conforms to the document."""
@@ -97,6 +109,25 @@ def test_every_event_the_code_emits_conforms(
     api_key_restrict(api_key=soon, products=None, allowed_ips=["10.0.0.0/8"], actor="developer")
     api_key_set_active(api_key=soon, active=False, actor="staff")
     api_key_set_active(api_key=soon, active=True, actor="staff")
+    # The team's events, from its services, a member acting.
+    owner = Membership.objects.get(account=account)
+    invitation, _ = invitation_send(
+        account=account, email="sam@example.test", role="developer", invited_by=account.owner,
+        now=timezone.now(),
+    )  # fmt: skip
+    invitation_revoke(invitation=invitation, actor=MemberActor(email=account.owner.email),
+                      now=timezone.now())  # fmt: skip
+    _, link = invitation_send(
+        account=account, email="kim@example.test", role="developer",
+        invited_by=account.owner, now=timezone.now(),
+    )  # fmt: skip
+    token = link.rstrip("/").rsplit("/", 1)[1]
+    joined = invitation_accept(
+        token=token, user=None, password="a long password 7", now=timezone.now()
+    )
+    actor = MemberActor(email=account.owner.email)
+    member_set_role(membership=joined, role="admin", by=owner, actor=actor)
+    member_remove(membership=joined, by=owner, actor=actor)
 
     settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.0/8"]
     endpoint, _ = webhook_endpoint_create(
@@ -112,7 +143,7 @@ def test_every_event_the_code_emits_conforms(
     endpoint.failing_since = timezone.now() - timedelta(days=4)
     webhook_endpoint_failed(endpoint=endpoint, now=timezone.now())
 
-    user = account.user
+    user = account.owner
     device = totp_device_pending(user=user)
     totp_device_confirm(user=user, code=totp_code(device.bin_key))
     [code, *_] = recovery_codes_renew(user=user)

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def account_with_events(client, make_account):
     account = make_account(email="events@example.test")
-    client.force_login(account.user)
+    client.force_login(account.owner)
     client.post("/portal/keys/", {"name": "Production"})
     client.post("/portal/keys/", {"name": "Sandbox", "mode": "test"})
     production = account.api_keys.get(mode="live")

@@ -8,6 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from accounts.models import Account, User
+from accounts.services.team import account_create
 from accounts.tests.conftest import (  # noqa: F401
     PASSWORD,
     _fast_password_hashing,
@@ -97,7 +98,7 @@ def loopback_allowed(settings):
 @pytest.fixture
 def account(db):
     user = User.objects.create_user(email="hooks@example.test", password=PASSWORD)
-    return Account.objects.create(user=user, name="Hana Hooks", access=Account.Access.APPROVED)
+    return account_create(owner=user, name="Hana Hooks", access=Account.Access.APPROVED)
 
 
 @pytest.fixture

@@ -62,7 +62,7 @@ def test_the_portal_records_created_disabled_enabled_and_rotated(
 
 
 def test_the_command_creates_as_the_system(account, receiver, loopback_allowed, capsys):
-    call_command("webhook", "create", "--email", account.user.email, "--url", receiver.url)
+    call_command("webhook", "create", "--email", account.owner.email, "--url", receiver.url)
     endpoint = WebhookEndpoint.objects.get(account=account)
     assert endpoint_events(endpoint.pk) == [
         ("webhook_endpoint.created", "system",
@@ -112,3 +112,27 @@ def test_failing_for_3_days_records_disabled_by_the_system(account, endpoint, re
         "system",
         {"endpointId": endpoint.pk, "reason": "failures"},
     )
+
+
+def test_the_endpoint_page_changes_its_types_and_url(account, endpoint, receiver):
+    portal = signed_in(account)
+    page = portal.get(f"/portal/webhooks/{endpoint.pk}/").content.decode()
+    assert "Change the endpoint" in page and f'value="{endpoint.url}"' in page
+    response = portal.post(
+        f"/portal/webhooks/{endpoint.pk}/change/",
+        {"url": endpoint.url, "event_types": ["key.revoked", "key.expired"]},
+    )
+    assert response.status_code == 302
+    assert WebhookEndpoint.objects.get(pk=endpoint.pk).event_types == ["key.expired", "key.revoked"]
+    # A URL the guard refuses is an error on the form; nothing changes, nothing is recorded.
+    refused = portal.post(
+        f"/portal/webhooks/{endpoint.pk}/change/", {"url": "http://10.0.0.5/hooks"}
+    )
+    assert refused.status_code == 200
+    assert "a private address" in refused.content.decode()
+    assert WebhookEndpoint.objects.get(pk=endpoint.pk).url == endpoint.url
+    assert endpoint_events(endpoint.pk)[1:] == [
+        ("webhook_endpoint.updated", "developer",
+         {"endpointId": endpoint.pk, "eventTypes": ["key.expired", "key.revoked"],
+          "urlChanged": False}),
+    ]  # fmt: skip

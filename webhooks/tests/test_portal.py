@@ -7,6 +7,7 @@ from django.test import Client
 from standardwebhooks.webhooks import Webhook
 
 from accounts.models import Account, User
+from accounts.services.team import account_create
 from accounts.tests.conftest import PASSWORD
 from events.models import Event
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
@@ -14,7 +15,7 @@ from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 def signed_in(account) -> Client:
     client = Client()
-    assert client.login(username=account.user.email, password=PASSWORD)
+    assert client.login(username=account.owner.email, password=PASSWORD)
     return client
 
 
@@ -218,7 +219,7 @@ def test_adding_endpoints_is_limited_per_account(portal, account, receiver, loop
     assert WebhookEndpoint.objects.filter(account=account).count() == 2
     # Another account is not held by this one's count.
     user = User.objects.create_user(email="other-hooks@example.test", password=PASSWORD)
-    other = Account.objects.create(user=user, access=Account.Access.APPROVED)
+    other = account_create(owner=user, access=Account.Access.APPROVED)
     assert signed_in(other).post("/portal/webhooks/add/", add).status_code == 302
 
 

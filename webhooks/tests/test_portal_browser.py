@@ -38,7 +38,7 @@ def test_add_an_endpoint_copy_its_secret_and_read_its_delivery_log(
     page = browser_page
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site)
     page.goto(f"{site}/accounts/sign-in/")
-    page.get_by_label("Email").fill(account.user.email)
+    page.get_by_label("Email").fill(account.owner.email)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     page.get_by_role("navigation", name="Portal").get_by_role("link", name="Webhooks").click()

@@ -138,7 +138,7 @@ class Command(BaseCommand):
             return
         kind = "Test key" if test else "Key"
         self.stdout.write(
-            f"{kind} {key.pk} for {account.user.email}, "
+            f"{kind} {key.pk} for {account.owner.email}, "
             f"expires {key.expires_at:%Y-%m-%d %H:%M} UTC."
         )
         self.stdout.write("The raw key is shown now and never again:")
@@ -188,9 +188,11 @@ class Command(BaseCommand):
         self.stdout.write(f"Key {id}: {key.monthly_quota} units a month.")
 
     def _list(self, *, email, **_):
-        keys = ApiKey.objects.select_related("account__user").order_by("pk")
+        keys = ApiKey.objects.select_related("account").order_by("pk")
         if email:
-            keys = keys.filter(account__user__email__iexact=email)
+            keys = keys.filter(
+                account__memberships__user__email__iexact=email, account__memberships__role="owner"
+            )
         now = timezone.now()
         self.stdout.write(
             f"{'ID':>6}  {'PREFIX':<21}  {'MODE':<4}  {'STATUS':<8}  {'EXPIRES':<20}  EMAIL  NAME"
@@ -198,7 +200,7 @@ class Command(BaseCommand):
         for key in keys:
             self.stdout.write(
                 f"{key.pk:>6}  {key.prefix:<21}  {key.mode:<4}  {key.status_at(now):<8}  "
-                f"{iso_utc(key.expires_at):<20}  {key.account.user.email}  {key.name}"
+                f"{iso_utc(key.expires_at):<20}  {key.account.owner.email}  {key.name}"
             )
 
     @staticmethod

@@ -82,7 +82,8 @@ def test_account_prints_usage_against_quota(key, cli, capsys):
     cli(raw, "lookup", "+15555555555", capsys=capsys)
     status, out, _ = cli(raw, "account", capsys=capsys)
     assert status == 0
-    lines = out.splitlines()
+    account, *lines = out.splitlines()
+    assert account.startswith("Account     ") and "(acct_" in account
     assert lines[0].startswith(f"Key         {raw[:16]}… (Default key), expires ")
     assert lines[1].startswith("Usage       1 of 10000 units in ")
     assert lines[1].endswith("[....................] 0%")

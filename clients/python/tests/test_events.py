@@ -93,3 +93,19 @@ def test_the_async_client_iterates_the_same_events(busy_key, server):
             return [event.id async for event in client.events(limit=7)]
 
     assert asyncio.run(read()) == expected_ids(key)
+
+
+def test_every_event_type_the_server_declares_parses_to_its_class():
+    """The client knows each type the server declares (events/types.py), from the
+    document's own examples; an older event without `keyId` parses too."""
+    from phoneintel_client.models import EVENT_CLASSES, UnknownEvent, parse_event
+
+    from events.openapi import event_example
+    from events.types import EVENT_TYPES
+
+    assert set(EVENT_CLASSES) == set(EVENT_TYPES)
+    for type in EVENT_TYPES:
+        parsed = parse_event(event_example(type))
+        assert not isinstance(parsed, UnknownEvent) and parsed.type == type
+    legacy = parse_event(event_example("key.revoked") | {"data": {"keyPrefix": "pi_beta_4fK9xQ2m"}})
+    assert (legacy.data.key_prefix, legacy.data.key_id) == ("pi_beta_4fK9xQ2m", None)

@@ -12,8 +12,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Your key, quota and this month's usage
-         * @description Quota and usage of the calling key in the current UTC calendar month, with the units per product. Free: never charges a unit. The key's owner is emailed once a month when its usage reaches 80% and again at 100% of the quota.
+         * Your key, its account, quota and this month's usage
+         * @description The account the calling key belongs to (`account`), and the key's quota and usage in the current UTC calendar month, with the units per product. Free: never charges a unit. The account's owner is emailed once a month when the key's usage reaches 80% and again at 100% of the quota.
          */
         get: operations["getAccount"];
         put?: never;
@@ -295,7 +295,7 @@ export interface webhooks {
         put?: never;
         /**
          * Event key.created
-         * @description A key was issued: in the portal (`developer`) or by staff tooling (`system`).
+         * @description A key was issued: in the portal (`developer`) or by staff tooling (`system`), with its restrictions.
          *
          *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
          */
@@ -317,7 +317,7 @@ export interface webhooks {
         put?: never;
         /**
          * Event key.rolled
-         * @description A key was rolled: a successor (`newKeyPrefix`) was issued with the same name, quota and rate limit, and the old key stops at `oldKeyExpiresAt`.
+         * @description A key was rolled: a successor (`newKeyPrefix`) was issued with the same name, quota, rate limit and restrictions, and the old key stops at `oldKeyExpiresAt`.
          *
          *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
          */
@@ -410,6 +410,50 @@ export interface webhooks {
          *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
          */
         post: operations["webhook_key_expired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "key.deactivated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event key.deactivated
+         * @description Staff deactivated a key: it answers 401 `inactive_api_key` until activated.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_key_deactivated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "key.activated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event key.activated
+         * @description Staff activated a deactivated key: it works again (unless revoked or expired).
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_key_activated"];
         delete?: never;
         options?: never;
         head?: never;
@@ -526,10 +570,320 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "second_factor.enabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event second_factor.enabled
+         * @description The account's user turned on a second factor (an authenticator app) for signing in.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_second_factor_enabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "second_factor.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event second_factor.disabled
+         * @description The second factor was turned off: by the user in the portal (`developer`) or reset by staff (`staff`). Its recovery codes are gone with it.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_second_factor_disabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "recovery_codes.used": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event recovery_codes.used
+         * @description A recovery code was used to sign in instead of the authenticator app; each code works once.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_recovery_codes_used"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "recovery_codes.renewed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event recovery_codes.renewed
+         * @description A new set of recovery codes was made; the previous codes no longer work.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_recovery_codes_renewed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook_endpoint.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event webhook_endpoint.created
+         * @description A webhook endpoint was added (its URL is on its page, not in the event: a URL may carry a token).
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_webhook_endpoint_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook_endpoint.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event webhook_endpoint.updated
+         * @description A webhook endpoint's URL or event types changed (`urlChanged` says whether the URL did).
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_webhook_endpoint_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook_endpoint.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event webhook_endpoint.disabled
+         * @description A webhook endpoint stopped receiving events: turned off by the account (`reason` `account`), or after failing for 3 days (`failures`, actor `system`).
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_webhook_endpoint_disabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook_endpoint.enabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event webhook_endpoint.enabled
+         * @description A webhook endpoint was turned on again; its failure streak starts afresh.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_webhook_endpoint_enabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook_endpoint.secret_rotated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event webhook_endpoint.secret_rotated
+         * @description A webhook endpoint's signing secret was rotated: the old one keeps signing beside the new one until `previousSecretExpiresAt`.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_webhook_endpoint_secret_rotated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "member.invited": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event member.invited
+         * @description An owner or admin invited an address to the account, with the role it joins with; `actor.email` is who invited.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_member_invited"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "member.joined": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event member.joined
+         * @description Someone accepted an invitation and is a member now; `actor.email` is theirs.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_member_joined"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "member.role_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event member.role_changed
+         * @description A member's role changed; `previousRole` was theirs before.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_member_role_changed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "member.removed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event member.removed
+         * @description A member was removed, or left (`left`: true). The keys they created keep working.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_member_removed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invitation.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event invitation.revoked
+         * @description An invitation was revoked before it was used: its link no longer works.
+         *
+         *     Signed as [Standard Webhooks](https://www.standardwebhooks.com/): verify the signature over `{webhook-id}.{webhook-timestamp}.{body}` with your endpoint's `whsec_…` secret before trusting the body (the clients' `verify_webhook` / `verifyWebhook` do it), and refuse a timestamp more than 5 minutes away. Answer any 2xx within 10 seconds; anything else, a redirect included (redirects are not followed), is retried with the same `webhook-id` after 5, 300, 1800, 7200, 18000, 36000, 36000 seconds, then the delivery has failed. An endpoint failing for 3 days is disabled and you are emailed. Delivery is at least once: use `webhook-id` to drop a repeat.
+         */
+        post: operations["webhook_invitation_revoked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
         Account: {
+            /** @description The account the key belongs to: its members share its keys, allowance, usage, events and webhooks. */
+            account: components["schemas"]["AccountIdentity"];
             key: components["schemas"]["AccountKey"];
             quota: components["schemas"]["AccountQuota"];
             usage: components["schemas"]["AccountUsage"];
@@ -541,14 +895,20 @@ export interface components {
              *     * `test` - test
              */
             mode: components["schemas"]["ModeEnum"];
-            /** @description The developer-wide monthly allowance; null for a test key. */
+            /** @description The account's monthly allowance, which every member's keys share; null for a test key. */
             allowance: components["schemas"]["AccountAllowance"] | null;
         };
         AccountAllowance: {
-            /** @description Live units your developer account may spend this month, across all its keys; staff set it. */
+            /** @description Live units the key's account may spend this month, across all its keys (every member's); staff set it. */
             monthlyUnits: number;
             unitsUsed: number;
             unitsRemaining: number;
+        };
+        AccountIdentity: {
+            /** @description The account's id, `acct_…`: every key of the account answers it. */
+            id: string;
+            /** @description The account's name, as its members see it in the portal. */
+            name: string;
         };
         AccountKey: {
             id: number;
@@ -1040,25 +1400,35 @@ export interface components {
              */
             resetsAt: string;
         };
-        /** @description Who acted: the developer in the portal, staff in the admin, or the system (management commands, scheduled jobs, thresholds a charge crosses). */
+        /** @description Who acted: a member of the account in the portal (`developer`, with their `email`), staff in the admin, or the system (management commands, scheduled jobs, thresholds a charge crosses). */
         EventActor: {
             /** @enum {string} */
             type: "developer" | "staff" | "system";
+            /**
+             * Format: email
+             * @description The acting member's address: present when a member acted in the portal.
+             */
+            email?: string;
         };
         /**
-         * @description A key was issued: in the portal (`developer`) or by staff tooling (`system`).
+         * @description A key was issued: in the portal (`developer`) or by staff tooling (`system`), with its restrictions.
          * @example {
          *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
          *       "type": "key.created",
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
-         *         "type": "developer"
+         *         "type": "developer",
+         *         "email": "alex@example.com"
          *       },
          *       "data": {
+         *         "keyId": 41,
          *         "keyPrefix": "pi_beta_4fK9xQ2m",
-         *         "name": "Production",
-         *         "expiresAt": "2027-02-20T08:15:04Z"
+         *         "expiresAt": "2027-02-20T08:15:04Z",
+         *         "products": [
+         *           "phone-lookup"
+         *         ],
+         *         "allowedIps": []
          *       }
          *     }
          */
@@ -1076,27 +1446,33 @@ export interface components {
             mode: "live" | "test";
             actor: components["schemas"]["EventActor"];
             data: {
+                /** @description The key's id (`GET /v1/data/account` answers the calling key's). Absent on events recorded before 2026-11-28. */
+                keyId?: number;
                 /** @description The key's display prefix (`pi_beta_…` or `pi_beta_test_…` and 8 characters): never the key. */
                 keyPrefix: string;
-                /** @description The key's name when the event happened. */
-                name: string;
                 /** Format: date-time */
                 expiresAt: string;
+                /** @description The products the key may ask for; null: every product. Absent on events recorded before 2026-11-28. */
+                products?: string[] | null;
+                /** @description The addresses (CIDRs) the key may be used from; empty: any. Absent on events recorded before 2026-11-28. */
+                allowedIps?: string[];
             };
         };
         /**
-         * @description A key was rolled: a successor (`newKeyPrefix`) was issued with the same name, quota and rate limit, and the old key stops at `oldKeyExpiresAt`.
+         * @description A key was rolled: a successor (`newKeyPrefix`) was issued with the same name, quota, rate limit and restrictions, and the old key stops at `oldKeyExpiresAt`.
          * @example {
          *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
          *       "type": "key.rolled",
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
-         *         "type": "developer"
+         *         "type": "developer",
+         *         "email": "alex@example.com"
          *       },
          *       "data": {
+         *         "keyId": 41,
          *         "keyPrefix": "pi_beta_4fK9xQ2m",
-         *         "name": "Production",
+         *         "newKeyId": 42,
          *         "newKeyPrefix": "pi_beta_Hq7LmP0z",
          *         "oldKeyExpiresAt": "2026-11-22T09:15:04Z"
          *       }
@@ -1116,10 +1492,12 @@ export interface components {
             mode: "live" | "test";
             actor: components["schemas"]["EventActor"];
             data: {
+                /** @description The key's id (`GET /v1/data/account` answers the calling key's). Absent on events recorded before 2026-11-28. */
+                keyId?: number;
                 /** @description The key's display prefix (`pi_beta_…` or `pi_beta_test_…` and 8 characters): never the key. */
                 keyPrefix: string;
-                /** @description The key's name when the event happened. */
-                name: string;
+                /** @description The successor's id. Absent on events recorded before 2026-11-28. */
+                newKeyId?: number;
                 /** @description The key's display prefix (`pi_beta_…` or `pi_beta_test_…` and 8 characters): never the key. */
                 newKeyPrefix: string;
                 /** Format: date-time */
@@ -1137,8 +1515,8 @@ export interface components {
          *         "type": "staff"
          *       },
          *       "data": {
-         *         "keyPrefix": "pi_beta_4fK9xQ2m",
-         *         "name": "Production"
+         *         "keyId": 41,
+         *         "keyPrefix": "pi_beta_4fK9xQ2m"
          *       }
          *     }
          */
@@ -1156,10 +1534,10 @@ export interface components {
             mode: "live" | "test";
             actor: components["schemas"]["EventActor"];
             data: {
+                /** @description The key's id (`GET /v1/data/account` answers the calling key's). Absent on events recorded before 2026-11-28. */
+                keyId?: number;
                 /** @description The key's display prefix (`pi_beta_…` or `pi_beta_test_…` and 8 characters): never the key. */
                 keyPrefix: string;
-                /** @description The key's name when the event happened. */
-                name: string;
             };
         };
         /**
@@ -1170,11 +1548,12 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "live",
          *       "actor": {
-         *         "type": "developer"
+         *         "type": "developer",
+         *         "email": "alex@example.com"
          *       },
          *       "data": {
+         *         "keyId": 41,
          *         "keyPrefix": "pi_beta_4fK9xQ2m",
-         *         "name": "Production",
          *         "products": [
          *           "phone-lookup",
          *           "carrier-lookup"
@@ -1199,11 +1578,13 @@ export interface components {
             mode: "live" | "test";
             actor: components["schemas"]["EventActor"];
             data: {
+                /** @description The key's id (`GET /v1/data/account` answers the calling key's). Absent on events recorded before 2026-11-28. */
+                keyId?: number;
                 /** @description The key's display prefix (`pi_beta_…` or `pi_beta_test_…` and 8 characters): never the key. */
                 keyPrefix: string;
-                /** @description The key's name when the event happened. */
-                name: string;
+                /** @description The products the key may ask for; null: every product. */
                 products: string[] | null;
+                /** @description The addresses (CIDRs) the key may be used from; empty: any. */
                 allowedIps: string[];
             };
         };
@@ -1218,8 +1599,8 @@ export interface components {
          *         "type": "system"
          *       },
          *       "data": {
+         *         "keyId": 41,
          *         "keyPrefix": "pi_beta_4fK9xQ2m",
-         *         "name": "Production",
          *         "expiresAt": "2026-11-28T09:30:00Z"
          *       }
          *     }
@@ -1238,10 +1619,10 @@ export interface components {
             mode: "live" | "test";
             actor: components["schemas"]["EventActor"];
             data: {
+                /** @description The key's id (`GET /v1/data/account` answers the calling key's). Absent on events recorded before 2026-11-28. */
+                keyId?: number;
                 /** @description The key's display prefix (`pi_beta_…` or `pi_beta_test_…` and 8 characters): never the key. */
                 keyPrefix: string;
-                /** @description The key's name when the event happened. */
-                name: string;
                 /** Format: date-time */
                 expiresAt: string;
             };
@@ -1257,8 +1638,8 @@ export interface components {
          *         "type": "system"
          *       },
          *       "data": {
+         *         "keyId": 41,
          *         "keyPrefix": "pi_beta_4fK9xQ2m",
-         *         "name": "Production",
          *         "expiredAt": "2026-11-22T08:00:00Z"
          *       }
          *     }
@@ -1277,12 +1658,84 @@ export interface components {
             mode: "live" | "test";
             actor: components["schemas"]["EventActor"];
             data: {
+                /** @description The key's id (`GET /v1/data/account` answers the calling key's). Absent on events recorded before 2026-11-28. */
+                keyId?: number;
                 /** @description The key's display prefix (`pi_beta_…` or `pi_beta_test_…` and 8 characters): never the key. */
                 keyPrefix: string;
-                /** @description The key's name when the event happened. */
-                name: string;
                 /** Format: date-time */
                 expiredAt: string;
+            };
+        };
+        /**
+         * @description Staff deactivated a key: it answers 401 `inactive_api_key` until activated.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "key.deactivated",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "staff"
+         *       },
+         *       "data": {
+         *         "keyId": 41,
+         *         "keyPrefix": "pi_beta_4fK9xQ2m"
+         *       }
+         *     }
+         */
+        KeyDeactivatedEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "key.deactivated";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The key's id (`GET /v1/data/account` answers the calling key's). */
+                keyId: number;
+                /** @description The key's display prefix (`pi_beta_…` or `pi_beta_test_…` and 8 characters): never the key. */
+                keyPrefix: string;
+            };
+        };
+        /**
+         * @description Staff activated a deactivated key: it works again (unless revoked or expired).
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "key.activated",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "staff"
+         *       },
+         *       "data": {
+         *         "keyId": 41,
+         *         "keyPrefix": "pi_beta_4fK9xQ2m"
+         *       }
+         *     }
+         */
+        KeyActivatedEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "key.activated";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The key's id (`GET /v1/data/account` answers the calling key's). */
+                keyId: number;
+                /** @description The key's display prefix (`pi_beta_…` or `pi_beta_test_…` and 8 characters): never the key. */
+                keyPrefix: string;
             };
         };
         /**
@@ -1457,7 +1910,8 @@ export interface components {
          *       "createdAt": "2026-11-22T08:15:04Z",
          *       "mode": "test",
          *       "actor": {
-         *         "type": "developer"
+         *         "type": "developer",
+         *         "email": "alex@example.com"
          *       },
          *       "data": {
          *         "endpointId": 7
@@ -1482,8 +1936,545 @@ export interface components {
                 endpointId: number;
             };
         };
+        /**
+         * @description The account's user turned on a second factor (an authenticator app) for signing in.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "second_factor.enabled",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+         *       },
+         *       "data": {
+         *         "method": "totp"
+         *       }
+         *     }
+         */
+        SecondFactorEnabledEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "second_factor.enabled";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /**
+                 * @description `totp`: an authenticator app.
+                 * @enum {string}
+                 */
+                method: "totp";
+            };
+        };
+        /**
+         * @description The second factor was turned off: by the user in the portal (`developer`) or reset by staff (`staff`). Its recovery codes are gone with it.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "second_factor.disabled",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+         *       },
+         *       "data": {
+         *         "method": "totp"
+         *       }
+         *     }
+         */
+        SecondFactorDisabledEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "second_factor.disabled";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /**
+                 * @description `totp`: an authenticator app.
+                 * @enum {string}
+                 */
+                method: "totp";
+            };
+        };
+        /**
+         * @description A recovery code was used to sign in instead of the authenticator app; each code works once.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "recovery_codes.used",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+         *       },
+         *       "data": {
+         *         "remaining": 9
+         *       }
+         *     }
+         */
+        RecoveryCodesUsedEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "recovery_codes.used";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description How many unused codes are left. */
+                remaining: number;
+            };
+        };
+        /**
+         * @description A new set of recovery codes was made; the previous codes no longer work.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "recovery_codes.renewed",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+         *       },
+         *       "data": {
+         *         "count": 10
+         *       }
+         *     }
+         */
+        RecoveryCodesRenewedEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "recovery_codes.renewed";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description How many codes the new set has. */
+                count: number;
+            };
+        };
+        /**
+         * @description A webhook endpoint was added (its URL is on its page, not in the event: a URL may carry a token).
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "webhook_endpoint.created",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+         *       },
+         *       "data": {
+         *         "endpointId": 7,
+         *         "eventTypes": [],
+         *         "enabled": true
+         *       }
+         *     }
+         */
+        WebhookEndpointCreatedEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "webhook_endpoint.created";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The webhook endpoint's id (its page is `/portal/webhooks/{id}/`). */
+                endpointId: number;
+                /** @description The event types it receives; empty: every type. */
+                eventTypes: string[];
+                enabled: boolean;
+            };
+        };
+        /**
+         * @description A webhook endpoint's URL or event types changed (`urlChanged` says whether the URL did).
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "webhook_endpoint.updated",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+         *       },
+         *       "data": {
+         *         "endpointId": 7,
+         *         "eventTypes": [
+         *           "key.revoked"
+         *         ],
+         *         "urlChanged": false
+         *       }
+         *     }
+         */
+        WebhookEndpointUpdatedEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "webhook_endpoint.updated";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The webhook endpoint's id (its page is `/portal/webhooks/{id}/`). */
+                endpointId: number;
+                /** @description The event types it receives; empty: every type. */
+                eventTypes: string[];
+                urlChanged: boolean;
+            };
+        };
+        /**
+         * @description A webhook endpoint stopped receiving events: turned off by the account (`reason` `account`), or after failing for 3 days (`failures`, actor `system`).
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "webhook_endpoint.disabled",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "system"
+         *       },
+         *       "data": {
+         *         "endpointId": 7,
+         *         "reason": "failures"
+         *       }
+         *     }
+         */
+        WebhookEndpointDisabledEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "webhook_endpoint.disabled";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The webhook endpoint's id (its page is `/portal/webhooks/{id}/`). */
+                endpointId: number;
+                /** @enum {string} */
+                reason: "account" | "failures";
+            };
+        };
+        /**
+         * @description A webhook endpoint was turned on again; its failure streak starts afresh.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "webhook_endpoint.enabled",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+         *       },
+         *       "data": {
+         *         "endpointId": 7
+         *       }
+         *     }
+         */
+        WebhookEndpointEnabledEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "webhook_endpoint.enabled";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The webhook endpoint's id (its page is `/portal/webhooks/{id}/`). */
+                endpointId: number;
+            };
+        };
+        /**
+         * @description A webhook endpoint's signing secret was rotated: the old one keeps signing beside the new one until `previousSecretExpiresAt`.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "webhook_endpoint.secret_rotated",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+         *       },
+         *       "data": {
+         *         "endpointId": 7,
+         *         "previousSecretExpiresAt": "2026-11-23T08:15:04Z"
+         *       }
+         *     }
+         */
+        WebhookEndpointSecretRotatedEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "webhook_endpoint.secret_rotated";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The webhook endpoint's id (its page is `/portal/webhooks/{id}/`). */
+                endpointId: number;
+                /** Format: date-time */
+                previousSecretExpiresAt: string;
+            };
+        };
+        /**
+         * @description An owner or admin invited an address to the account, with the role it joins with; `actor.email` is who invited.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "member.invited",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+         *       },
+         *       "data": {
+         *         "email": "sam@example.com",
+         *         "role": "developer"
+         *       }
+         *     }
+         */
+        MemberInvitedEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "member.invited";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The member's (or invited person's) address. */
+                email: string;
+                /**
+                 * @description The role in the account.
+                 * @enum {string}
+                 */
+                role: "owner" | "admin" | "developer" | "viewer";
+            };
+        };
+        /**
+         * @description Someone accepted an invitation and is a member now; `actor.email` is theirs.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "member.joined",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+         *       },
+         *       "data": {
+         *         "email": "sam@example.com",
+         *         "role": "developer"
+         *       }
+         *     }
+         */
+        MemberJoinedEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "member.joined";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The member's (or invited person's) address. */
+                email: string;
+                /**
+                 * @description The role in the account.
+                 * @enum {string}
+                 */
+                role: "owner" | "admin" | "developer" | "viewer";
+            };
+        };
+        /**
+         * @description A member's role changed; `previousRole` was theirs before.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "member.role_changed",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+         *       },
+         *       "data": {
+         *         "email": "sam@example.com",
+         *         "role": "admin",
+         *         "previousRole": "developer"
+         *       }
+         *     }
+         */
+        MemberRoleChangedEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "member.role_changed";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The member's (or invited person's) address. */
+                email: string;
+                /**
+                 * @description The role in the account.
+                 * @enum {string}
+                 */
+                role: "owner" | "admin" | "developer" | "viewer";
+                /**
+                 * @description The role in the account.
+                 * @enum {string}
+                 */
+                previousRole: "owner" | "admin" | "developer" | "viewer";
+            };
+        };
+        /**
+         * @description A member was removed, or left (`left`: true). The keys they created keep working.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "member.removed",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+         *       },
+         *       "data": {
+         *         "email": "sam@example.com",
+         *         "role": "developer",
+         *         "left": false
+         *       }
+         *     }
+         */
+        MemberRemovedEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "member.removed";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The member's (or invited person's) address. */
+                email: string;
+                /**
+                 * @description The role in the account.
+                 * @enum {string}
+                 */
+                role: "owner" | "admin" | "developer" | "viewer";
+                left: boolean;
+            };
+        };
+        /**
+         * @description An invitation was revoked before it was used: its link no longer works.
+         * @example {
+         *       "id": "evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D",
+         *       "type": "invitation.revoked",
+         *       "createdAt": "2026-11-22T08:15:04Z",
+         *       "mode": "live",
+         *       "actor": {
+         *         "type": "developer",
+         *         "email": "alex@example.com"
+         *       },
+         *       "data": {
+         *         "email": "sam@example.com",
+         *         "role": "viewer"
+         *       }
+         *     }
+         */
+        InvitationRevokedEvent: {
+            /** @description `evt_` and 26 characters; ids sort by time. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "invitation.revoked";
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            actor: components["schemas"]["EventActor"];
+            data: {
+                /** @description The member's (or invited person's) address. */
+                email: string;
+                /**
+                 * @description The role in the account.
+                 * @enum {string}
+                 */
+                role: "owner" | "admin" | "developer" | "viewer";
+            };
+        };
         /** @description Something that happened to your account; `type` says which, and `data` has that type's fields. Never holds a key, a secret or a looked-up number. */
-        Event: components["schemas"]["KeyCreatedEvent"] | components["schemas"]["KeyRolledEvent"] | components["schemas"]["KeyRevokedEvent"] | components["schemas"]["KeyRestrictedEvent"] | components["schemas"]["KeyExpiringEvent"] | components["schemas"]["KeyExpiredEvent"] | components["schemas"]["QuotaThresholdReachedEvent"] | components["schemas"]["AllowanceThresholdReachedEvent"] | components["schemas"]["AccessApprovedEvent"] | components["schemas"]["AccessSuspendedEvent"] | components["schemas"]["WebhookTestEvent"];
+        Event: components["schemas"]["KeyCreatedEvent"] | components["schemas"]["KeyRolledEvent"] | components["schemas"]["KeyRevokedEvent"] | components["schemas"]["KeyRestrictedEvent"] | components["schemas"]["KeyExpiringEvent"] | components["schemas"]["KeyExpiredEvent"] | components["schemas"]["KeyDeactivatedEvent"] | components["schemas"]["KeyActivatedEvent"] | components["schemas"]["QuotaThresholdReachedEvent"] | components["schemas"]["AllowanceThresholdReachedEvent"] | components["schemas"]["AccessApprovedEvent"] | components["schemas"]["AccessSuspendedEvent"] | components["schemas"]["WebhookTestEvent"] | components["schemas"]["SecondFactorEnabledEvent"] | components["schemas"]["SecondFactorDisabledEvent"] | components["schemas"]["RecoveryCodesUsedEvent"] | components["schemas"]["RecoveryCodesRenewedEvent"] | components["schemas"]["WebhookEndpointCreatedEvent"] | components["schemas"]["WebhookEndpointUpdatedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointEnabledEvent"] | components["schemas"]["WebhookEndpointSecretRotatedEvent"] | components["schemas"]["MemberInvitedEvent"] | components["schemas"]["MemberJoinedEvent"] | components["schemas"]["MemberRoleChangedEvent"] | components["schemas"]["MemberRemovedEvent"] | components["schemas"]["InvitationRevokedEvent"];
         /** @description The error envelope of a 400 answer: `error.code` is one of `invalid_json`, `idempotency_key_required`. */
         ErrorEnvelope400: {
             error?: {
@@ -2141,13 +3132,29 @@ export interface operations {
                  *     * `key.restricted` - key.restricted
                  *     * `key.expiring` - key.expiring
                  *     * `key.expired` - key.expired
+                 *     * `key.deactivated` - key.deactivated
+                 *     * `key.activated` - key.activated
                  *     * `quota.threshold_reached` - quota.threshold_reached
                  *     * `allowance.threshold_reached` - allowance.threshold_reached
                  *     * `access.approved` - access.approved
                  *     * `access.suspended` - access.suspended
                  *     * `webhook.test` - webhook.test
+                 *     * `second_factor.enabled` - second_factor.enabled
+                 *     * `second_factor.disabled` - second_factor.disabled
+                 *     * `recovery_codes.used` - recovery_codes.used
+                 *     * `recovery_codes.renewed` - recovery_codes.renewed
+                 *     * `webhook_endpoint.created` - webhook_endpoint.created
+                 *     * `webhook_endpoint.updated` - webhook_endpoint.updated
+                 *     * `webhook_endpoint.disabled` - webhook_endpoint.disabled
+                 *     * `webhook_endpoint.enabled` - webhook_endpoint.enabled
+                 *     * `webhook_endpoint.secret_rotated` - webhook_endpoint.secret_rotated
+                 *     * `member.invited` - member.invited
+                 *     * `member.joined` - member.joined
+                 *     * `member.role_changed` - member.role_changed
+                 *     * `member.removed` - member.removed
+                 *     * `invitation.revoked` - invitation.revoked
                  */
-                type?: "key.created" | "key.rolled" | "key.revoked" | "key.restricted" | "key.expiring" | "key.expired" | "quota.threshold_reached" | "allowance.threshold_reached" | "access.approved" | "access.suspended" | "webhook.test";
+                type?: "key.created" | "key.rolled" | "key.revoked" | "key.restricted" | "key.expiring" | "key.expired" | "key.deactivated" | "key.activated" | "quota.threshold_reached" | "allowance.threshold_reached" | "access.approved" | "access.suspended" | "webhook.test" | "second_factor.enabled" | "second_factor.disabled" | "recovery_codes.used" | "recovery_codes.renewed" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.disabled" | "webhook_endpoint.enabled" | "webhook_endpoint.secret_rotated" | "member.invited" | "member.joined" | "member.role_changed" | "member.removed" | "invitation.revoked";
             };
             header?: never;
             path?: never;
@@ -3535,6 +4542,82 @@ export interface operations {
             };
         };
     };
+    webhook_key_deactivated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeyDeactivatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_key_activated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeyActivatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     webhook_quota_threshold_reached: {
         parameters: {
             query?: never;
@@ -3713,6 +4796,538 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WebhookTestEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_second_factor_enabled: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SecondFactorEnabledEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_second_factor_disabled: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SecondFactorDisabledEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_recovery_codes_used: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecoveryCodesUsedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_recovery_codes_renewed: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecoveryCodesRenewedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_webhook_endpoint_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_webhook_endpoint_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_webhook_endpoint_disabled: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointDisabledEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_webhook_endpoint_enabled: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointEnabledEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_webhook_endpoint_secret_rotated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointSecretRotatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_member_invited: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemberInvitedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_member_joined: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemberJoinedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_member_role_changed: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemberRoleChangedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_member_removed: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemberRemovedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts; its body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_invitation_revoked: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`): the same on every retry of its delivery.
+                 * @example evt_01JD8ZKQ4T7W3R5V9X2Y6B1C0D
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in seconds since the Unix epoch.
+                 * @example 1795767304
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the secret. For 24 hours after a rotation, two of them, space-separated: one by the new secret and one by the old; accept either.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvitationRevokedEvent"];
             };
         };
         responses: {

@@ -4,7 +4,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from accounts.models import Account
+from accounts.selectors.team import account_owned_by_email
 from events.models import Actor
 from events.types import event_type_names
 from webhooks.selectors import account_endpoints
@@ -36,8 +36,8 @@ class Command(BaseCommand):
     def handle(self, *args, action, **options):
         getattr(self, f"_{action}")(**options)
 
-    def _account(self, email: str) -> Account:
-        account = Account.objects.filter(user__email__iexact=email).first()
+    def _account(self, email: str):
+        account = account_owned_by_email(email=email)
         if account is None:
             raise CommandError(f"No developer has the email {email}.")
         return account

@@ -198,6 +198,7 @@ def account_lines(account: Account) -> list[str]:
     filled = min(20, round(share * 20))
     key = account.key
     lines = [
+        f"Account     {account.account.name} ({account.account.id})",
         f"Key         {key.prefix}… ({key.name}), expires {key.expires_at:%Y-%m-%d}",
         f"Usage       {usage.units_used} of {quota} units in {usage.period}"
         f" [{'#' * filled}{'.' * (20 - filled)}] {share:.0%}",

@@ -194,7 +194,7 @@ class AccountRateLimit:
 
 @dataclass(frozen=True, kw_only=True)
 class AccountAllowance:
-    """Your developer account's live units this month, across all its keys."""
+    """The account's live units this month, across all its keys (every member's)."""
 
     monthly_units: int
     units_used: int
@@ -202,7 +202,16 @@ class AccountAllowance:
 
 
 @dataclass(frozen=True, kw_only=True)
+class AccountIdentity:
+    """The account the key belongs to: its members share its keys, allowance and usage."""
+
+    id: str  # `acct_…`
+    name: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class Account:
+    account: AccountIdentity
     key: AccountKey
     quota: AccountQuota
     usage: AccountUsage
@@ -295,43 +304,64 @@ EventType = Literal[
     "allowance.threshold_reached",
     "access.approved",
     "access.suspended",
+    "member.invited",
+    "member.joined",
+    "member.role_changed",
+    "member.removed",
+    "invitation.revoked",
     "webhook.test",
+    "key.deactivated",
+    "key.activated",
+    "second_factor.enabled",
+    "second_factor.disabled",
+    "recovery_codes.used",
+    "recovery_codes.renewed",
+    "webhook_endpoint.created",
+    "webhook_endpoint.updated",
+    "webhook_endpoint.disabled",
+    "webhook_endpoint.enabled",
+    "webhook_endpoint.secret_rotated",
 ]
 EVENT_TYPES: tuple[str, ...] = typing.get_args(EventType)
 Mode = Literal["live", "test"]
 Access = Literal["pending", "approved", "rejected", "suspended"]
+Role = Literal["owner", "admin", "developer", "viewer"]
 
 
 @dataclass(frozen=True, kw_only=True)
 class EventActor:
     type: Literal["developer", "staff", "system"]
+    email: str | None = None  # the acting member's, when a member acted in the portal
 
 
 @dataclass(frozen=True, kw_only=True)
 class KeyCreatedData:
     key_prefix: str
-    name: str
     expires_at: datetime
+    key_id: int | None = None  # None on events recorded before 2026-11-28
+    products: list[str] | None = None  # None: every product
+    allowed_ips: list[str] = field(default_factory=list)  # empty: any address
 
 
 @dataclass(frozen=True, kw_only=True)
 class KeyRolledData:
     key_prefix: str
-    name: str
     new_key_prefix: str
     old_key_expires_at: datetime
+    key_id: int | None = None  # None on events recorded before 2026-11-28
+    new_key_id: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
 class KeyRevokedData:
     key_prefix: str
-    name: str
+    key_id: int | None = None  # None on events recorded before 2026-11-28
 
 
 @dataclass(frozen=True, kw_only=True)
 class KeyRestrictedData:
     key_prefix: str
-    name: str
+    key_id: int | None = None  # None on events recorded before 2026-11-28
     products: list[str] | None = None  # None: every product
     allowed_ips: list[str] = field(default_factory=list)  # empty: any address
 
@@ -339,15 +369,15 @@ class KeyRestrictedData:
 @dataclass(frozen=True, kw_only=True)
 class KeyExpiringData:
     key_prefix: str
-    name: str
     expires_at: datetime
+    key_id: int | None = None  # None on events recorded before 2026-11-28
 
 
 @dataclass(frozen=True, kw_only=True)
 class KeyExpiredData:
     key_prefix: str
-    name: str
     expired_at: datetime
+    key_id: int | None = None  # None on events recorded before 2026-11-28
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -381,8 +411,84 @@ class AccessSuspendedData:
 
 
 @dataclass(frozen=True, kw_only=True)
+class MemberData:
+    email: str
+    role: Role
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemberRoleChangedData:
+    email: str
+    role: Role
+    previous_role: Role
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemberRemovedData:
+    email: str
+    role: Role
+    left: bool  # True: the member left; False: another member removed them
+
+
+@dataclass(frozen=True, kw_only=True)
 class WebhookTestData:
     endpoint_id: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeyActiveData:
+    """`key.activated` and `key.deactivated`."""
+
+    key_id: int
+    key_prefix: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class SecondFactorData:
+    """`second_factor.enabled` and `second_factor.disabled`."""
+
+    method: Literal["totp"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecoveryCodesUsedData:
+    remaining: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecoveryCodesRenewedData:
+    count: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class WebhookEndpointCreatedData:
+    endpoint_id: int
+    event_types: list[str]  # empty: every type
+    enabled: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class WebhookEndpointUpdatedData:
+    endpoint_id: int
+    event_types: list[str]
+    url_changed: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class WebhookEndpointDisabledData:
+    endpoint_id: int
+    reason: Literal["account", "failures"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class WebhookEndpointEnabledData:
+    endpoint_id: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class WebhookEndpointSecretRotatedData:
+    endpoint_id: int
+    previous_secret_expires_at: datetime
 
 
 # Each event: `{id, type, createdAt, mode, actor, data}`, with its type's own `data`.
@@ -489,6 +595,56 @@ class AccessSuspendedEvent:
 
 
 @dataclass(frozen=True, kw_only=True)
+class MemberInvitedEvent:
+    id: str
+    type: Literal["member.invited"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: MemberData
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemberJoinedEvent:
+    id: str
+    type: Literal["member.joined"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: MemberData
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemberRoleChangedEvent:
+    id: str
+    type: Literal["member.role_changed"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: MemberRoleChangedData
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemberRemovedEvent:
+    id: str
+    type: Literal["member.removed"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: MemberRemovedData
+
+
+@dataclass(frozen=True, kw_only=True)
+class InvitationRevokedEvent:
+    id: str
+    type: Literal["invitation.revoked"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: MemberData
+
+
+@dataclass(frozen=True, kw_only=True)
 class WebhookTestEvent:
     id: str
     type: Literal["webhook.test"]
@@ -496,6 +652,116 @@ class WebhookTestEvent:
     mode: Mode
     actor: EventActor
     data: WebhookTestData
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeyDeactivatedEvent:
+    id: str
+    type: Literal["key.deactivated"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: KeyActiveData
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeyActivatedEvent:
+    id: str
+    type: Literal["key.activated"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: KeyActiveData
+
+
+@dataclass(frozen=True, kw_only=True)
+class SecondFactorEnabledEvent:
+    id: str
+    type: Literal["second_factor.enabled"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: SecondFactorData
+
+
+@dataclass(frozen=True, kw_only=True)
+class SecondFactorDisabledEvent:
+    id: str
+    type: Literal["second_factor.disabled"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: SecondFactorData
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecoveryCodesUsedEvent:
+    id: str
+    type: Literal["recovery_codes.used"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: RecoveryCodesUsedData
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecoveryCodesRenewedEvent:
+    id: str
+    type: Literal["recovery_codes.renewed"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: RecoveryCodesRenewedData
+
+
+@dataclass(frozen=True, kw_only=True)
+class WebhookEndpointCreatedEvent:
+    id: str
+    type: Literal["webhook_endpoint.created"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: WebhookEndpointCreatedData
+
+
+@dataclass(frozen=True, kw_only=True)
+class WebhookEndpointUpdatedEvent:
+    id: str
+    type: Literal["webhook_endpoint.updated"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: WebhookEndpointUpdatedData
+
+
+@dataclass(frozen=True, kw_only=True)
+class WebhookEndpointDisabledEvent:
+    id: str
+    type: Literal["webhook_endpoint.disabled"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: WebhookEndpointDisabledData
+
+
+@dataclass(frozen=True, kw_only=True)
+class WebhookEndpointEnabledEvent:
+    id: str
+    type: Literal["webhook_endpoint.enabled"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: WebhookEndpointEnabledData
+
+
+@dataclass(frozen=True, kw_only=True)
+class WebhookEndpointSecretRotatedEvent:
+    id: str
+    type: Literal["webhook_endpoint.secret_rotated"]
+    created_at: datetime
+    mode: Mode
+    actor: EventActor
+    data: WebhookEndpointSecretRotatedData
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -522,7 +788,23 @@ EVENT_CLASSES: dict[str, type] = {
     "allowance.threshold_reached": AllowanceThresholdReachedEvent,
     "access.approved": AccessApprovedEvent,
     "access.suspended": AccessSuspendedEvent,
+    "member.invited": MemberInvitedEvent,
+    "member.joined": MemberJoinedEvent,
+    "member.role_changed": MemberRoleChangedEvent,
+    "member.removed": MemberRemovedEvent,
+    "invitation.revoked": InvitationRevokedEvent,
     "webhook.test": WebhookTestEvent,
+    "key.deactivated": KeyDeactivatedEvent,
+    "key.activated": KeyActivatedEvent,
+    "second_factor.enabled": SecondFactorEnabledEvent,
+    "second_factor.disabled": SecondFactorDisabledEvent,
+    "recovery_codes.used": RecoveryCodesUsedEvent,
+    "recovery_codes.renewed": RecoveryCodesRenewedEvent,
+    "webhook_endpoint.created": WebhookEndpointCreatedEvent,
+    "webhook_endpoint.updated": WebhookEndpointUpdatedEvent,
+    "webhook_endpoint.disabled": WebhookEndpointDisabledEvent,
+    "webhook_endpoint.enabled": WebhookEndpointEnabledEvent,
+    "webhook_endpoint.secret_rotated": WebhookEndpointSecretRotatedEvent,
 }
 
 Event = Union[  # noqa: UP007  (a runtime value: the contract test reads its members)
@@ -536,7 +818,23 @@ Event = Union[  # noqa: UP007  (a runtime value: the contract test reads its mem
     AllowanceThresholdReachedEvent,
     AccessApprovedEvent,
     AccessSuspendedEvent,
+    MemberInvitedEvent,
+    MemberJoinedEvent,
+    MemberRoleChangedEvent,
+    MemberRemovedEvent,
+    InvitationRevokedEvent,
     WebhookTestEvent,
+    KeyDeactivatedEvent,
+    KeyActivatedEvent,
+    SecondFactorEnabledEvent,
+    SecondFactorDisabledEvent,
+    RecoveryCodesUsedEvent,
+    RecoveryCodesRenewedEvent,
+    WebhookEndpointCreatedEvent,
+    WebhookEndpointUpdatedEvent,
+    WebhookEndpointDisabledEvent,
+    WebhookEndpointEnabledEvent,
+    WebhookEndpointSecretRotatedEvent,
     UnknownEvent,
 ]
 
