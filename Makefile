@@ -51,9 +51,15 @@ run: export LOG_FORMAT ?= plain
 run: $(INSTALLED) .env
 	$(PY) -m scripts.run
 
+# pytest-xdist processes: 2 by default (conftest.py keeps their stores apart). `--dist load`
+# (no work stealing) hands each one its tests in the suite's order, which pytest-django keeps
+# as Django does: the tests rolled back before the transactional ones that flush the tables.
+# `make test TEST_WORKERS=0` runs in one process, as `ARGS="-n 0"` does.
+TEST_WORKERS ?= 2
+
 test: $(INSTALLED) $(CHROMIUM) $(TS_TOOLS)
 	$(WITH_TEST_SERVICES) sh -c '$(PY) manage.py collectstatic --noinput -v0 \
-	  && exec $(PY) -m pytest "$$@"' pytest $(ARGS)
+	  && exec $(PY) -m pytest -n $(TEST_WORKERS) --dist load "$$@"' pytest $(ARGS)
 
 lint: $(INSTALLED)
 	$(VENV)/bin/ruff check .

@@ -1,5 +1,6 @@
 """Fixtures shared by every app's tests: real PostgreSQL, real Redis, real servers."""
 
+import asyncio
 import io
 import os
 import subprocess
@@ -35,6 +36,35 @@ from phoneintel.tests.contract import ResponseSchemas
 from scripts.dev_services import PG_DUMP
 
 ROOT = Path(__file__).resolve().parent
+
+
+def pytest_xdist_setupnodes(config, specs):
+    """Under pytest-xdist (`make test` runs 2 workers) each worker gets a Redis database of
+    its own, set in its environment before Django reads its settings: the cache, the rate
+    and quota counters, Celery's broker, and the gunicorn and Celery processes its tests
+    start (they inherit the environment) all use it, and the cache's `clear()` before each
+    test (a FLUSHDB) empties no other worker's store. PostgreSQL: pytest-django gives each
+    worker its own test database (`test_phoneintel_gw0`, ...)."""
+    base, _, number = os.environ["REDIS_URL"].rpartition("/")
+    first = int(number or 0)
+    for index, spec in enumerate(specs):
+        spec.env["REDIS_URL"] = f"{base}/{first + index}"
+
+
+# What a test that runs `early` may not use: pytest-django orders the tests that use the test
+# database (rolled back) before the transactional ones (whose flush empties the tables, the
+# data migrations' products too), and each xdist worker keeps that order (`--dist load`).
+_TEST_DATABASE = {"db", "transactional_db", "live_server", "django_db_reset_sequences"}
+
+
+def pytest_collection_modifyitems(items):
+    """Tests marked `early` (slow by nature: they mostly wait) run first, so that under
+    xdist the other worker runs the rest beside them. They run on servers of their own."""
+    early = [item for item in items if item.get_closest_marker("early")]
+    for item in early:
+        if item.get_closest_marker("django_db") or _TEST_DATABASE & set(item.fixturenames):
+            raise pytest.UsageError(f"{item.nodeid}: an `early` test may not use the test database")
+    items.sort(key=lambda item: item.get_closest_marker("early") is None)
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -284,6 +314,16 @@ def bearer():
 
 
 @pytest.fixture
+def one_rate_window():
+    """Time stands still for the test: all its requests fall in one window of the form
+    limits (django-ratelimit counts in fixed windows, e.g. a minute). A test that sends 5 and
+    expects the 6th refused would otherwise see the count start again when a slow run (a busy
+    machine, two xdist workers) crosses a window's edge between them."""
+    with time_machine.travel(timezone.now(), tick=False):
+        yield
+
+
+@pytest.fixture
 def into_the_next_hour():
     """`sent(send, seconds)`: the answers to `send()` called at each of `seconds` after the
     next whole hour, time standing still during each call. Ahead of now, so that Redis keeps
@@ -393,26 +433,54 @@ CHROMIUM_ARGS = [
 SCREENSHOTS = ROOT / "test-output"
 
 
-@pytest.fixture
-def browser_page(monkeypatch):
-    """A page in headless Debian Chromium; Playwright is never let download a browser.
-
-    Use with `live_server`. Screenshots go to test-output/ for reviewers.
-    """
+@pytest.fixture(scope="session")
+def _chromium():
+    """One Chromium per session (per xdist worker): a launch costs seconds, a context
+    (`browser_page`) a few milliseconds. Yields (the browser, Playwright's event loop)."""
     from playwright.sync_api import sync_playwright
 
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} is missing: `make test` installs it (apt-get install chromium).")
-    # Playwright's sync API keeps an event loop on this thread, which makes Django refuse
-    # ORM calls from the test; the loop is idle whenever the test touches the database.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     SCREENSHOTS.mkdir(exist_ok=True)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        loop = asyncio.get_running_loop()
+        _park_playwright_loop()
         try:
-            yield browser.new_page(viewport={"width": 1280, "height": 900})
+            yield browser, loop
         finally:
+            asyncio._set_running_loop(loop)
             browser.close()
+
+
+def _park_playwright_loop() -> None:
+    """Playwright's sync API marks its event loop as running on this thread between calls,
+    and Django refuses ORM calls while a loop runs. Between browser tests nothing runs on
+    it (the loop only turns inside a Playwright call), so the other tests of this worker
+    run with no loop marked, as without a browser."""
+    asyncio._set_running_loop(None)
+
+
+@pytest.fixture
+def browser_page(_chromium, monkeypatch):
+    """A page of its own browser context (cookies, storage, permissions) in the session's
+    headless Debian Chromium; Playwright is never let download a browser.
+
+    Use with `live_server`. Screenshots go to test-output/ for reviewers.
+    """
+    browser, loop = _chromium
+    # Playwright's sync API keeps an event loop on this thread, which makes Django refuse
+    # ORM calls from the test; the loop is idle whenever the test touches the database.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    asyncio._set_running_loop(loop)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        yield context.new_page()
+    finally:
+        # Also the contexts a test opened itself (`browser.new_page()`).
+        for opened in browser.contexts:
+            opened.close()
+        _park_playwright_loop()
 
 
 # --- The second factor (accounts/sign_in.py, phoneintel/admin_site.py) ----------------

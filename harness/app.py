@@ -138,11 +138,16 @@ def start_gunicorn(
     in its own session, so `stop` ends it and its workers and Ctrl-C reaches only us.
     Returns once `/healthz` answers.
     """
-    port = free_port()
+    # The socket is bound here and handed over open (gunicorn's `fd://`): a port picked and
+    # released could be taken by another process (a parallel test's server, an outgoing
+    # connection) before gunicorn binds it.
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
     command = [
         sys.executable, "-m", "gunicorn",
         "--config", str(ROOT / "gunicorn.conf.py"),
-        "--bind", f"127.0.0.1:{port}",
+        "--bind", f"fd://{listener.fileno()}",
         "--workers", str(workers),
         "--log-level", "warning",
         *args,
@@ -159,8 +164,10 @@ def start_gunicorn(
             stdout=output,
             stderr=subprocess.STDOUT if output is not None else None,
             start_new_session=True,
+            pass_fds=(listener.fileno(),),
         )
     finally:
+        listener.close()
         if log is not None:
             output.close()
     server = Server(process, port, log)

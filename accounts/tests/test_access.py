@@ -138,6 +138,7 @@ def test_the_form_says_the_same_for_an_address_that_has_an_account(client, sent,
     assert SignupLink.objects.count() == 1  # the first request's, no other
 
 
+@pytest.mark.usefixtures("one_rate_window")
 def test_request_access_form_errors_and_rate_limit(client):
     refused = client.post("/accounts/request-access/", {"email": "not-an-email"})
     assert refused.status_code == 200

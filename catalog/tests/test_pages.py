@@ -132,6 +132,7 @@ def test_the_form_is_csrf_protected():
     assert InterestSubmission.objects.count() == 1
 
 
+@pytest.mark.usefixtures("one_rate_window")
 def test_submissions_are_rate_limited_per_address_with_a_friendly_page(client):
     for n in range(5):
         response = client.post("/products/ip-risk/interest/", {**FORM, "email": f"{n}@x.test"})

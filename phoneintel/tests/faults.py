@@ -37,7 +37,13 @@ class TcpProxy:
 
     def __init__(self, target: tuple[str, int]):
         self.target = target
-        self.port = free_port()
+        # The port stays ours while the proxy is cut (connections refused): a socket bound to
+        # it that never listens holds it, so no other process can bind it meanwhile (a
+        # parallel test's server); SO_REUSEPORT lets the listener bind beside it.
+        self._reserved = socket.socket()
+        self._reserved.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        self._reserved.bind(("127.0.0.1", 0))
+        self.port = self._reserved.getsockname()[1]
         self.connections_opened = 0
         self._lock = threading.Lock()
         self._open: set[socket.socket] = set()
@@ -71,10 +77,12 @@ class TcpProxy:
     def close(self) -> None:
         self._stop_listening()
         self.drop()
+        self._reserved.close()
 
     def _listen(self) -> None:
         listener = socket.socket()
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         listener.bind(("127.0.0.1", self.port))
         listener.listen(64)
         listener.settimeout(0.05)

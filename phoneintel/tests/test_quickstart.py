@@ -45,6 +45,7 @@ TEST_ONLY = {"DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY", "API_KEY_SECRET
 
 
 @pytest.mark.live
+@pytest.mark.early  # minutes, most of them waiting on `make run`
 def test_make_run_from_a_fresh_clone_serves_on_its_own_postgresql_and_valkey():
     # Not under pytest's temporary directory: pytest keeps that private (0700) and may
     # reset it at any time, and PostgreSQL runs as a user of its own that must reach it.
