@@ -8,7 +8,7 @@ installed by `npm ci`); this test reads it from node_modules and never downloads
 
 A new page is one more entry in PAGES (or FORM_ERRORS for a form's error state);
 `test_every_page_is_checked` fails for a named URL that is in neither nor in NOT_PAGES.
-Each run writes the counts per page to test-output/axe-counts.json.
+Each run writes the counts per page to test-output/axe-counts-1280.json and axe-counts-390.json.
 """
 
 import json
@@ -553,8 +553,10 @@ def factor_sign_in(page, site: str, width: int, number: int, check, fixtures) ->
     assert page.url == f"{site}/portal/"
 
 
+# One test per width, so that the two run side by side under pytest-xdist.
+@pytest.mark.parametrize(("number", "width"), list(enumerate(WIDTHS)))
 def test_no_page_has_a_serious_accessibility_violation_or_scrolls_sideways(
-    live_server, browser_page, fixtures, settings
+    live_server, browser_page, fixtures, settings, number, width
 ):
     assert AXE.exists(), f"{AXE} is missing: `npm ci` in clients/typescript installs it"
     site, page = live_server.url, browser_page
@@ -572,70 +574,69 @@ def test_no_page_has_a_serious_accessibility_violation_or_scrolls_sideways(
             "missing_ids": page.evaluate(MISSING_DESCRIPTIONS),
         }
 
-    for number, width in enumerate(WIDTHS):
-        page.set_viewport_size({"width": width, "height": 900})
-        page.context.clear_cookies()
-        cache.clear()  # the sign-in's limits (5 tries in 5 minutes): each width counts afresh
-        for visitor in ("anyone", "developer", "factor"):
-            if visitor == "developer":
-                sign_in(page, site)
-            if visitor == "factor":
-                page.context.clear_cookies()
-                factor_sign_in(page, site, width, number, check, fixtures)
-            for entry in (p for p in PAGES if p.visitor == visitor):
-                url = entry.url(site, fixtures).format(key=fixtures.key_id)
-                settings.DEBUG = entry.debug
-                answer = page.goto(url)
-                settings.DEBUG = False
-                assert answer.status == entry.status, (entry.title, answer.status)
-                check(entry.title, width, url)
-            for form in (f for f in FORM_ERRORS if f.page.visitor == visitor):
-                url = form.page.url(site, fixtures)
-                page.goto(url)
-                form.fill(page)
-                page.wait_for_load_state()
-                # The error state it is meant to be, not the form as it was.
-                page.locator(".error:visible, [aria-invalid='true']").first.wait_for(timeout=5000)
-                check(f"error: {form.label}", width, url)
-            if visitor == "anyone":
-                # A password reset link that works, and its form sent wrong.
-                page.goto(site + fixtures.reset_path())
-                check("reset link (working)", width, page.url)
-                _password_mismatch("Set password")(page)
-                check("error: reset, passwords differ", width, page.url)
-                page.goto(f"{site}/no-such-page/")
-                check("404", width, page.url)
-                # Under `make run`: the received page says where the email is.
-                backend = settings.EMAIL_BACKEND
-                settings.DEBUG = True
-                settings.EMAIL_BACKEND = "phoneintel.dev_mail.DevMailBackend"
-                page.goto(site + reverse("portal:request_access_sent"))
-                settings.DEBUG, settings.EMAIL_BACKEND = False, backend
-                check("request received (make run)", width, page.url)
-                shot(page, f"request-received-make-run-{width}")
-                # A sign-in limit reached: which one, how long, and the way back.
-                rate = settings.SIGN_IN_RATE_PER_ACCOUNT
-                settings.SIGN_IN_RATE_PER_ACCOUNT = "1/5m"
-                for _ in range(2):
-                    page.goto(site + reverse("portal:sign_in"))
-                    page.get_by_label("Email address").fill("limited@example.test")
-                    page.get_by_label("Password").fill("a guess")
-                    page.get_by_role("button", name="Sign in").click()
-                page.get_by_role("heading", name="Too many requests").wait_for()
-                settings.SIGN_IN_RATE_PER_ACCOUNT = rate
-                check("sign-in limited (429)", width, page.url)
-                shot(page, f"sign-in-limited-{width}")
-            if visitor == "developer":
-                shown_once(page, site, width, check)
-            if visitor == "factor":
-                # New recovery codes, shown once.
-                page.goto(site + reverse("portal:security"))
-                page.get_by_role("button", name="Make new recovery codes").click()
-                page.get_by_role("heading", name="Your recovery codes").wait_for()
-                check("recovery codes (shown once)", width, page.url)
+    page.set_viewport_size({"width": width, "height": 900})
+    page.context.clear_cookies()
+    cache.clear()  # the sign-in's limits (5 tries in 5 minutes): each width counts afresh
+    for visitor in ("anyone", "developer", "factor"):
+        if visitor == "developer":
+            sign_in(page, site)
+        if visitor == "factor":
+            page.context.clear_cookies()
+            factor_sign_in(page, site, width, number, check, fixtures)
+        for entry in (p for p in PAGES if p.visitor == visitor):
+            url = entry.url(site, fixtures).format(key=fixtures.key_id)
+            settings.DEBUG = entry.debug
+            answer = page.goto(url)
+            settings.DEBUG = False
+            assert answer.status == entry.status, (entry.title, answer.status)
+            check(entry.title, width, url)
+        for form in (f for f in FORM_ERRORS if f.page.visitor == visitor):
+            url = form.page.url(site, fixtures)
+            page.goto(url)
+            form.fill(page)
+            page.wait_for_load_state()
+            # The error state it is meant to be, not the form as it was.
+            page.locator(".error:visible, [aria-invalid='true']").first.wait_for(timeout=5000)
+            check(f"error: {form.label}", width, url)
+        if visitor == "anyone":
+            # A password reset link that works, and its form sent wrong.
+            page.goto(site + fixtures.reset_path())
+            check("reset link (working)", width, page.url)
+            _password_mismatch("Set password")(page)
+            check("error: reset, passwords differ", width, page.url)
+            page.goto(f"{site}/no-such-page/")
+            check("404", width, page.url)
+            # Under `make run`: the received page says where the email is.
+            backend = settings.EMAIL_BACKEND
+            settings.DEBUG = True
+            settings.EMAIL_BACKEND = "phoneintel.dev_mail.DevMailBackend"
+            page.goto(site + reverse("portal:request_access_sent"))
+            settings.DEBUG, settings.EMAIL_BACKEND = False, backend
+            check("request received (make run)", width, page.url)
+            shot(page, f"request-received-make-run-{width}")
+            # A sign-in limit reached: which one, how long, and the way back.
+            rate = settings.SIGN_IN_RATE_PER_ACCOUNT
+            settings.SIGN_IN_RATE_PER_ACCOUNT = "1/5m"
+            for _ in range(2):
+                page.goto(site + reverse("portal:sign_in"))
+                page.get_by_label("Email address").fill("limited@example.test")
+                page.get_by_label("Password").fill("a guess")
+                page.get_by_role("button", name="Sign in").click()
+            page.get_by_role("heading", name="Too many requests").wait_for()
+            settings.SIGN_IN_RATE_PER_ACCOUNT = rate
+            check("sign-in limited (429)", width, page.url)
+            shot(page, f"sign-in-limited-{width}")
+        if visitor == "developer":
+            shown_once(page, site, width, check)
+        if visitor == "factor":
+            # New recovery codes, shown once.
+            page.goto(site + reverse("portal:security"))
+            page.get_by_role("button", name="Make new recovery codes").click()
+            page.get_by_role("heading", name="Your recovery codes").wait_for()
+            check("recovery codes (shown once)", width, page.url)
 
     SCREENSHOTS.mkdir(exist_ok=True)
-    (SCREENSHOTS / "axe-counts.json").write_text(json.dumps(results, indent=2))
+    (SCREENSHOTS / f"axe-counts-{width}.json").write_text(json.dumps(results, indent=2))
     violations = {title: r["rules"] for title, r in results.items() if r["violations"]}
     assert violations == {}
     # Help and error text tied to their fields: every id an aria-describedby names exists.

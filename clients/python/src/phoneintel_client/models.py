@@ -452,6 +452,7 @@ class BulkJobEventData:
     item_errors: int
 
 
+@dataclass(frozen=True, kw_only=True)
 class KeyActiveData:
     """`key.activated` and `key.deactivated`."""
 
@@ -700,6 +701,7 @@ class BulkJobCanceledEvent:
     data: BulkJobEventData
 
 
+@dataclass(frozen=True, kw_only=True)
 class KeyDeactivatedEvent:
     id: str
     type: Literal["key.deactivated"]
