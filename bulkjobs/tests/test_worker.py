@@ -67,30 +67,34 @@ def test_a_worker_killed_mid_chunk_leaves_it_to_the_next_which_charges_it_once(
     from django.utils import timezone
 
     charge(api_key, 1, now=timezone.now(), product="carrier-lookup")  # the month's row exists
-    rows = 200 * 25  # long enough that the worker is still at it when the row is taken
+    rows = 4 * 25
     body = "phone\n" + "".join(f"+4479123{index:05d}\n" for index in range(rows))
     job_id = upload(client, raw, body).json()["data"]["id"]
 
+    # Another session holds the key's month row before any worker runs: the first chunk's
+    # charge waits for it inside the chunk's transaction, its results not yet stored. Taken
+    # first, not once some chunks are answered, so no worker can finish before it.
+    blocker = psycopg.connect(_test_database_url())
+    blocker.execute(
+        "SELECT 1 FROM accounts_monthlyusage WHERE api_key_id = %s FOR UPDATE", [api_key.pk]
+    )
+    # Watched from a connection of its own, outside any transaction: within one, PostgreSQL
+    # keeps answering pg_stat_activity from the snapshot it took first.
+    watcher = psycopg.connect(_test_database_url(), autocommit=True)
     first = start_worker()
     second = None
-    blocker = psycopg.connect(_test_database_url())
     try:
         job = lambda: BulkJob.objects.get(pk=job_id)  # noqa: E731
-        wait_for(lambda: job().processed >= 50, worker=first, what="two chunks answered")
-        # Another session takes the key's month row: the worker's next charge waits for it,
-        # inside its chunk's transaction, with the chunk's results not yet stored.
-        blocker.execute(
-            "SELECT 1 FROM accounts_monthlyusage WHERE api_key_id = %s FOR UPDATE", [api_key.pk]
-        )
         wait_for(
-            lambda: blocker.execute(
+            lambda: watcher.execute(
                 "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
                 " AND datname = current_database()"
             ).fetchone()[0],
+            worker=first,
             what="the worker to wait for the row",
         )
         answered_before = job().processed
-        assert 50 <= answered_before < rows
+        assert answered_before < rows
         stop(first, signal.SIGKILL)
         blocker.rollback()  # the lock goes; the killed worker's transaction went with it
         assert job().processed == answered_before  # its chunk was not stored
@@ -100,6 +104,7 @@ def test_a_worker_killed_mid_chunk_leaves_it_to_the_next_which_charges_it_once(
         wait_for(lambda: job().status == "succeeded", worker=second, what="the job to finish")
     finally:
         blocker.close()
+        watcher.close()
         stop(first, signal.SIGKILL)
         if second is not None:
             stop(second)
