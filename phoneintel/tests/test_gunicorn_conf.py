@@ -12,9 +12,9 @@ from django.conf import settings
 
 pytestmark = pytest.mark.live
 
-# 30 calls, 29 pauses between 1 and 10 s: past gunicorn's own 2 s keep-alive and the 5 s
-# of many servers and clients, about 47 s in all.
-PAUSES = [10, 6, 3, 2.5, 1.5] + [1] * 24
+# Pauses past gunicorn's own 2 s keep-alive and the 5 s of many servers and clients, and
+# short ones between: 14 s in all (the call count proves nothing more past the pauses).
+PAUSES = [6, 3, 2.5, 1.5, 1]
 
 
 def test_a_pooled_client_that_pauses_keeps_its_connection(gunicorn_server, make_key):
@@ -30,8 +30,7 @@ def test_a_pooled_client_that_pauses_keeps_its_connection(gunicorn_server, make_
             statuses.append(response.status_code)
             stream = response.extensions["network_stream"]
             connections.add(stream.get_extra_info("client_addr"))
-    assert len(PAUSES) + 1 == 30
-    assert statuses == [200] * 30
+    assert statuses == [200] * (len(PAUSES) + 1)
     # One connection throughout: gunicorn never closed it under the client.
     assert len(connections) == 1
 
