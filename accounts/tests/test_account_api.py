@@ -98,6 +98,7 @@ def test_usage_of_another_key_does_not_show(client, make_key, bearer):
     assert client.get("/v1/data/account", **bearer(raw)).json()["data"]["usage"]["unitsUsed"] == 0
 
 
+@pytest.mark.usefixtures("one_rate_window")
 def test_rate_limit_headers_count_down(client, make_key, bearer):
     _, raw = make_key(rate_limit="5/m")
     first = client.get("/v1/data/account", **bearer(raw))
@@ -109,6 +110,7 @@ def test_rate_limit_headers_count_down(client, make_key, bearer):
     assert 1 <= seconds <= 60
 
 
+@pytest.mark.usefixtures("one_rate_window")
 def test_over_the_rate_limit_is_429_with_retry_after(client, make_key, bearer):
     _, raw = make_key(rate_limit="3/m")
     for _ in range(3):
@@ -202,6 +204,7 @@ def test_the_account_counts_exactly_after_redis_lost_its_scripts(client, make_ke
         )
 
 
+@pytest.mark.usefixtures("one_rate_window")
 def test_rate_limits_are_per_key(client, make_key, bearer):
     _, first = make_key(rate_limit="1/m")
     _, second = make_key(rate_limit="1/m")

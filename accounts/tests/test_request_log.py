@@ -72,6 +72,7 @@ def test_each_request_with_a_valid_key_leaves_one_entry_with_its_facts(client, m
     assert request_log_flush() == 0  # written once
 
 
+@pytest.mark.usefixtures("one_rate_window")
 def test_a_rate_limited_request_is_in_its_developers_log(client, make_key):
     _, raw = make_key(rate_limit="1/m")
     assert post(client, raw).status_code == 200

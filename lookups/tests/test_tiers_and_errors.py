@@ -167,6 +167,7 @@ def test_zero_quota_refuses_the_first_lookup(lookup, make_key, units_used):
     assert units_used(key[0]) == 0
 
 
+@pytest.mark.usefixtures("one_rate_window")
 def test_rate_limited_is_429_and_free(lookup, make_key, units_used):
     key = make_key(rate_limit="1/m")
     assert lookup("phone-lookups", {"phone": "+447912345678"}, key[1]).status_code == 200

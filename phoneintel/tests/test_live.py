@@ -8,6 +8,7 @@ import pytest
 pytestmark = pytest.mark.live
 
 
+@pytest.mark.usefixtures("room_in_the_rate_minute")
 def test_rate_limit_holds_across_two_server_processes(gunicorn_server, make_key):
     _, raw = make_key(rate_limit="6/m")
     first, second = gunicorn_server(), gunicorn_server()

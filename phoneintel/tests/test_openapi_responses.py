@@ -260,6 +260,7 @@ def test_409_idempotency_conflict(post, contract):
     )
 
 
+@pytest.mark.usefixtures("one_rate_window")
 @pytest.mark.parametrize("path", [ACCOUNT, *POSTS])
 def test_429_rate_limited(client, post, make_key, contract, path):
     _, raw = make_key(rate_limit="1/m")
