@@ -58,7 +58,7 @@ run: $(INSTALLED) .env
 TEST_WORKERS ?= 2
 
 test: $(INSTALLED) $(CHROMIUM) $(TS_TOOLS)
-	$(WITH_TEST_SERVICES) sh -c '$(PY) manage.py collectstatic --noinput -v0 \
+	$(WITH_TEST_SERVICES) --no-disk-waits sh -c '$(PY) manage.py collectstatic --noinput -v0 \
 	  && exec $(PY) -m pytest -n $(TEST_WORKERS) --dist load "$$@"' pytest $(ARGS)
 
 lint: $(INSTALLED)

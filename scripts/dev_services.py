@@ -67,9 +67,10 @@ class Service:
             self.process.wait()
 
 
-def start_postgres(data_dir: Path, *, throwaway: bool = False) -> Service:
+def start_postgres(data_dir: Path, *, throwaway: bool = False, disk_waits: bool = True) -> Service:
     """PostgreSQL on `data_dir` (initialised on first use) with database `phoneintel`.
-    A `throwaway` cluster, deleted once it stops, is not flushed to disk when initialised."""
+    A `throwaway` cluster, deleted once it stops, is not flushed to disk when initialised;
+    without `disk_waits` (the suite's) no commit waits for the disk either."""
     as_user: dict = {}
     if os.geteuid() == 0:
         account = ensure_user_exists(POSTGRES_SYSTEM_USER)
@@ -101,10 +102,10 @@ def start_postgres(data_dir: Path, *, throwaway: bool = False) -> Service:
             "-h", "127.0.0.1", "-p", str(port),
             # No Unix socket: TCP on 127.0.0.1 is all that make run and its tests use.
             "-c", "unix_socket_directories=",
-            # A throwaway cluster is never read after the machine stops: nothing waits on
-            # the disk (a commit or a test's flush of the tables would, for an fsync each).
-            # A server process killed outright still loses nothing the OS has.
-            *(["-c", "fsync=off", "-c", "full_page_writes=off"] if throwaway else []),
+            # The suite's cluster is never read after the machine stops: no commit or flush
+            # of the tables waits for an fsync. A server process killed outright still
+            # loses nothing the OS has. The bench keeps production's waits.
+            *([] if disk_waits else ["-c", "fsync=off", "-c", "full_page_writes=off"]),
         ],
         log=data_dir.parent / "postgres.log",
         url=f"postgres://postgres@127.0.0.1:{port}/{DATABASE_NAME}",

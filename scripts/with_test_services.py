@@ -1,4 +1,5 @@
-"""`python -m scripts.with_test_services CMD...`: CMD with the test run's PostgreSQL and Redis.
+"""`python -m scripts.with_test_services [--no-disk-waits] CMD...`: CMD with the test run's
+PostgreSQL and Redis.
 
 The Makefile's test commands run through here. A DATABASE_URL or REDIS_URL that is set
 (the Makefile's TEST_DATABASE_URL / TEST_REDIS_URL) is used once it answers. For each one
@@ -11,6 +12,8 @@ both URLs set; then the servers stop and the directory is deleted, however CMD e
     pytest stops the gunicorn servers and Celery workers its tests started;
   - SIGTERM or SIGHUP: passed on to CMD as SIGINT, to stop as cleanly as after Ctrl-C;
   - this process killed outright: on Linux the kernel signals CMD and the servers.
+`--no-disk-waits` (`make test`'s) starts PostgreSQL with fsync off: the suite's commits and
+flushes need not wait for a disk its data never outlives. The bench keeps the waits.
 """
 
 import os
@@ -37,6 +40,8 @@ class Stop(Exception):
 
 
 def main(command: list[str]) -> int:
+    disk_waits = command[:1] != ["--no-disk-waits"]
+    command = command if disk_waits else command[1:]
     # If make is killed, stop as if it had sent SIGTERM.
     if stop_with_parent := dev_services.stop_with_parent(signal.SIGTERM):
         stop_with_parent()
@@ -58,7 +63,11 @@ def main(command: list[str]) -> int:
         signal.signal(signum, stop)
     try:
         if not env.get("DATABASE_URL"):
-            services.append(dev_services.start_postgres(data / "postgres", throwaway=True))
+            services.append(
+                dev_services.start_postgres(
+                    data / "postgres", throwaway=True, disk_waits=disk_waits
+                )
+            )
             env["DATABASE_URL"] = services[-1].url
         if not env.get("REDIS_URL"):
             services.append(dev_services.start_valkey(data / "valkey", throwaway=True))

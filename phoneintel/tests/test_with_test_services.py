@@ -22,7 +22,8 @@ import json, os, sys
 import psycopg, redis
 with psycopg.connect(os.environ["DATABASE_URL"]) as conn:
     postgres = conn.execute("SELECT current_setting('server_version'), "
-                            "current_setting('data_directory')").fetchone()
+                            "current_setting('data_directory'), current_setting('fsync')"
+                            ).fetchone()
 valkey = redis.Redis.from_url(os.environ["REDIS_URL"]).info("server").get("valkey_version")
 print(json.dumps({"database_url": os.environ["DATABASE_URL"], "redis_url": os.environ["REDIS_URL"],
                   "postgres": postgres, "valkey": valkey}), flush=True)
@@ -38,9 +39,9 @@ signal.signal(signal.SIGINT, interrupted)
 """
 
 
-def run_with_services(env: dict[str, str], script: str, **options) -> subprocess.Popen:
+def run_with_services(env: dict[str, str], script: str, *flags: str, **options) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "scripts.with_test_services", sys.executable, "-c", script],
+        [sys.executable, "-m", "scripts.with_test_services", *flags, sys.executable, "-c", script],
         cwd=ROOT, env={**os.environ, **env}, text=True,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, **options,
     )  # fmt: skip
@@ -63,11 +64,21 @@ def test_with_no_url_the_command_runs_on_servers_of_its_own_that_stop_with_it():
     database, cache = urlsplit(report["database_url"]), urlsplit(report["redis_url"])
     assert (database.hostname, cache.hostname) == ("127.0.0.1", "127.0.0.1")
     assert database.port != 5432 and cache.port != 6379
-    version, data_directory = report["postgres"]
+    version, data_directory, fsync = report["postgres"]
     assert version.startswith("18."), version
+    assert fsync == "on"  # as in production: the bench runs so
     assert Path(data_directory).parent.name.startswith("phoneintel-test-services-")
     assert report["valkey"].startswith("9."), report
     assert f"PostgreSQL for this run: {report['database_url']}" in stderr
+    assert_gone(report)
+
+
+def test_the_suites_servers_wait_for_no_disk():
+    process = run_with_services({"DATABASE_URL": "", "REDIS_URL": ""}, REPORT, "--no-disk-waits")
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 0, stderr
+    report = json.loads(stdout)
+    assert report["postgres"][2] == "off"
     assert_gone(report)
 
 
