@@ -68,3 +68,9 @@ def role_may_manage(role: str, target_role: str) -> bool:
     give that role): owners anyone, admins anyone but owners."""
     action = Action.MANAGE_OWNERS if target_role == Role.OWNER else Action.MANAGE_MEMBERS
     return role_allows(role, action)
+
+
+def roles_to_give(role: str) -> list[tuple[str, str]]:
+    """The roles, as choices, that a member with `role` may give, by an invitation or a
+    change of a member's role."""
+    return [(value, label) for value, label in Role.choices if role_may_manage(role, value)]

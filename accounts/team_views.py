@@ -21,7 +21,7 @@ from accounts.forms import InvitationForm, TeamSettingsForm
 from accounts.membership import current_account_set, member_required
 from accounts.models import User
 from accounts.reauth import recent_authentication_required
-from accounts.roles import Action, Role, role_allows
+from accounts.roles import Action, Role, role_allows, roles_to_give
 from accounts.selectors.portal import account_keys
 from accounts.selectors.team import (
     account_invitation,
@@ -58,22 +58,13 @@ def _team(request, *, invite_form=None, settings_form=None, status=200):
         "invitations": pending_invitations(account=account, now=timezone.now())
         if may_manage
         else [],
-        "invite_form": invite_form or InvitationForm(roles=_roles_to_give(membership)),
+        "invite_form": invite_form or InvitationForm(roles=roles_to_give(membership.role)),
         "settings_form": settings_form
         or TeamSettingsForm(
             initial={"name": account.name, "require_second_factor": account.require_second_factor}
         ),
     }
     return render(request, "accounts/team.html", context, status=status)
-
-
-def _roles_to_give(membership) -> list[tuple[str, str]]:
-    give = Action.MANAGE_OWNERS if membership.role == Role.OWNER else Action.MANAGE_MEMBERS
-    return [
-        (value, label)
-        for value, label in Role.choices
-        if value != Role.OWNER or role_allows(membership.role, give)
-    ]
 
 
 @never_cache
@@ -90,7 +81,7 @@ def team(request):
 def team_invite(request):
     if getattr(request, "limited", False):
         return ratelimited(request)
-    form = InvitationForm(request.POST, roles=_roles_to_give(request.membership))
+    form = InvitationForm(request.POST, roles=roles_to_give(request.membership.role))
     if form.is_valid():
         try:
             invitation_send(

@@ -7,7 +7,7 @@ from datetime import datetime
 from django.db.models import OuterRef, Subquery
 
 from accounts.models import Account, ApiKey, Invitation, Membership, User
-from accounts.roles import Role, role_may_manage
+from accounts.roles import Role, role_may_manage, roles_to_give
 
 
 def memberships_of(*, user: User) -> list[Membership]:
@@ -39,11 +39,7 @@ def team_members(*, account: Account, viewer: Membership) -> list[MemberRow]:
             membership=member,
             is_you=member.pk == viewer.pk,
             can_manage=role_may_manage(viewer.role, member.role),
-            roles=[
-                (value, label)
-                for value, label in Role.choices
-                if role_may_manage(viewer.role, value)
-            ],
+            roles=roles_to_give(viewer.role),
         )
         for member in members
     ]

@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.membership import SESSION_ACCOUNT
-from accounts.models import AccountMonthlyUsage, Membership, User
+from accounts.models import AccountMonthlyUsage, Invitation, Membership, User
 from accounts.roles import Role
 from accounts.services import QuotaExceeded, api_key_authenticate, api_key_create, charge_units
 from accounts.tests.conftest import PASSWORD
@@ -189,6 +189,23 @@ def test_admins_cannot_touch_owners_or_make_one(owner_client):
         "previousRole": "developer",
     }
     assert event.actor_email == "admin@example.test"
+
+
+def test_an_admin_cannot_invite_an_owner(owner_client, sent):
+    account, _owner = owner_client
+    admin = _member(account, "admin@example.test", Role.ADMIN)
+    client = Client()
+    client.force_login(admin.user)
+    page = client.get(reverse("portal:team")).content.decode()
+    assert 'value="admin"' in page and 'value="owner"' not in page
+    response, emails = invite(client, sent, "new-owner@example.test", role="owner")
+    assert response.status_code == 200
+    assert "Select a valid choice" in response.content.decode()
+    assert not Invitation.objects.filter(email="new-owner@example.test").exists()
+    assert emails == []
+    response, emails = invite(client, sent, "new-admin@example.test", role="admin")
+    assert response.status_code == 302
+    assert Invitation.objects.get(email="new-admin@example.test").role == Role.ADMIN
 
 
 def test_removing_a_member_lists_their_keys_which_keep_working(owner_client):
