@@ -12,10 +12,15 @@ from django.utils import timezone
 
 from accounts.models import Membership
 from accounts.roles import ALLOWED, Action, Role
+from accounts.selectors.key_read import api_key_read
 from accounts.services import api_key_create
+from accounts.services.keys import api_key_hash
 from accounts.services.team import invitation_send
 from accounts.tests import test_accessibility_browser as axe
 from accounts.tests.conftest import PASSWORD
+from bulkjobs.files import read_upload
+from bulkjobs.services import bulk_job_answer_next_chunk, bulk_job_submit
+from lookups.products import PRODUCTS
 from webhooks.services import webhook_endpoint_create
 
 # What each account page needs; None: a page of the person, not of an account (their
@@ -49,6 +54,11 @@ NEEDS: dict[str, Action | None] = {
     "webhooks:change": Action.MANAGE_WEBHOOKS,
     "webhooks:rotate": Action.MANAGE_WEBHOOKS,
     "webhooks:test": Action.MANAGE_WEBHOOKS,
+    "bulkjobs:list": Action.VIEW_USAGE,
+    "bulkjobs:progress": Action.VIEW_USAGE,
+    "bulkjobs:results": Action.VIEW_USAGE,
+    "bulkjobs:upload": Action.MANAGE_KEYS,
+    "bulkjobs:cancel": Action.MANAGE_KEYS,
     "portal:password_change": None,
     "portal:password_change_done": None,
     "portal:security": None,
@@ -72,6 +82,10 @@ POSTS = {
     "webhooks:change": lambda f: [f.endpoint_id],
     "webhooks:rotate": lambda f: [f.endpoint_id],
     "webhooks:test": lambda f: [f.endpoint_id],
+    "bulkjobs:upload": lambda f: [],
+    "bulkjobs:cancel": lambda f: [f.job_id],
+    # Last: a member who may leave is no longer one afterwards (the last owner may not).
+    "portal:team_leave": lambda f: [],
 }
 # GET pages the axe list does not open (reached through a form), with their arguments.
 GETS = {
@@ -80,12 +94,15 @@ GETS = {
     "portal:member_remove": lambda f: [f.other_member_id],
     "portal:usage_csv": lambda f: [],
     "portal:events_csv": lambda f: [],
+    "bulkjobs:progress": lambda f: [],
+    "bulkjobs:results": lambda f: [f.job_id, "csv"],
 }
 
 
 class Fixtures(axe.Fixtures):
     other_member_id: int
     invitation_id: int
+    job_id: str
 
 
 @pytest.fixture
@@ -102,7 +119,18 @@ def team(make_account, settings):
         members[role] = user
     target = type(owner).objects.create_user(email="target@example.test", password=PASSWORD)
     other = Membership.objects.create(user=target, account=account, role=Role.DEVELOPER)
-    key, _ = api_key_create(account=account, name="Shared")
+    key, raw = api_key_create(account=account, name="Shared")
+    now = timezone.now()
+    upload = read_upload(b"phone\n+14155550123\n", media="text/csv", chunk_size=10, max_items=10)
+    job, _ = bulk_job_submit(
+        api_key=api_key_read(key_hash=api_key_hash(raw), now=now),
+        product=PRODUCTS["carrier-lookup"],
+        upload=upload,
+        idempotency_key="roles-job",
+        chunk_size=10,
+        now=now,
+    )
+    bulk_job_answer_next_chunk(job_id=job.pk, generation=0, now=now)  # finished: downloadable
     endpoint, _ = webhook_endpoint_create(
         account=account, url="http://127.0.0.1:9/hook", event_types=[]
     )
@@ -125,6 +153,7 @@ def team(make_account, settings):
         other_member_id=other.pk,
         member_id=other.pk,
         invitation_id=invitation.pk,
+        job_id=job.pk,
     )
     return members, fixtures
 
@@ -146,7 +175,7 @@ def test_every_portal_url_has_an_expected_role():
     portal = {
         name
         for name in axe.named_page_urls()
-        if name.startswith(("portal:", "webhooks:"))
+        if name.startswith(("portal:", "webhooks:", "bulkjobs:"))
         and name not in {page.name for page in axe.PAGES if not page.signed_in}
         and name not in ("portal:sign_out", "portal:sign_in_code", "portal:invitation")
     }
@@ -204,3 +233,6 @@ def test_a_viewer_sees_key_prefixes_and_no_form_to_change_them(team):
     refused = client.get(reverse("webhooks:secret", args=[fixtures.endpoint_id]))
     assert refused.status_code == 403 and b"whsec_" not in refused.content
     assert "add or change webhook endpoints" in refused.content.decode()
+    jobs = client.get(reverse("bulkjobs:list")).content.decode()
+    assert fixtures.job_id in jobs and "CSV" in jobs
+    assert "Upload and queue" not in jobs and "Delete data" not in jobs
