@@ -28,6 +28,8 @@ from bulkjobs.services import (
     bulk_job_submit,
     sandbox_triggers_refuse,
 )
+from catalog.pause_check import refuse_if_paused
+from lookups.bulk import BULK_SLUG
 from lookups.products import PRODUCTS
 from phoneintel.errors import ApiError
 
@@ -81,6 +83,12 @@ def bulk_job_upload(request):
     api_key = api_key_read(key_hash=key.key_hash, now=now)
     if not api_key.restrictions.permits_product(product.value):
         form.add_error("product", f"The key {key.prefix}… may not use {product.value}.")
+        return _page(request, account, form=form)
+    try:  # the flags the API's upload asks: bulk jobs' own (its permission), the product's
+        refuse_if_paused(api_key.pauses, BULK_SLUG)
+        refuse_if_paused(api_key.pauses, product.value)
+    except ApiError as refused:
+        form.add_error("product", refused.message)
         return _page(request, account, form=form)
     uploaded = form.cleaned_data["file"]
     suffix = uploaded.name.rsplit(".", 1)[-1].lower()
