@@ -340,12 +340,17 @@ def one_rate_window():
 
 @pytest.fixture
 def room_in_the_rate_minute():
-    """For requests to servers in other processes, where time cannot stand still: the test
-    starts with at least 15 s left in the current minute, so the few requests it counts
-    against an `N/m` key fall in one of the API's fixed, epoch-aligned windows."""
-    left = 60 - time.time() % 60
-    if left < 15:
-        time.sleep(left + 0.05)
+    """For requests to servers in other processes, where time cannot stand still: called
+    right before the requests a test counts against an `N/m` key (once its servers are up),
+    it waits, if need be, until at least 15 s are left in the current minute, so that they
+    fall in one of the API's fixed, epoch-aligned windows."""
+
+    def wait() -> None:
+        left = 60 - time.time() % 60
+        if left < 15:
+            time.sleep(left + 0.05)
+
+    return wait
 
 
 @pytest.fixture

@@ -8,10 +8,12 @@ import pytest
 pytestmark = pytest.mark.live
 
 
-@pytest.mark.usefixtures("room_in_the_rate_minute")
-def test_rate_limit_holds_across_two_server_processes(gunicorn_server, make_key):
+def test_rate_limit_holds_across_two_server_processes(
+    gunicorn_server, make_key, room_in_the_rate_minute
+):
     _, raw = make_key(rate_limit="6/m")
     first, second = gunicorn_server(), gunicorn_server()
+    room_in_the_rate_minute()
     headers = {"Authorization": f"Bearer {raw}"}
     answers = []
     for i in range(8):

@@ -138,10 +138,10 @@ def test_422_names_the_field(key, client_for):
     assert units_used(api_key) == 0
 
 
-@pytest.mark.usefixtures("room_in_the_rate_minute")
-def test_429_rate_limited_and_quota_exceeded(make_key, client_for):
+def test_429_rate_limited_and_quota_exceeded(make_key, client_for, room_in_the_rate_minute):
     limited_key, limited = make_key(rate_limit="2/m")
     client = client_for(limited, max_retries=0)
+    room_in_the_rate_minute()
     client.account()
     client.account()
     error = refused(lambda: client.phone_risk("+14155550123"))
