@@ -12,10 +12,10 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import SetPasswordForm
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
-from django_ratelimit.decorators import ratelimit
 
 from accounts.forms import InvitationForm, TeamSettingsForm
 from accounts.membership import current_account_set, member_required
@@ -40,7 +40,7 @@ from accounts.services.team import (
     member_remove,
     member_set_role,
 )
-from phoneintel.views import ratelimited
+from phoneintel.views import over_limit
 
 # Per member, counted on submissions: a team grows by a few people a day, not by hundreds.
 INVITE_RATE = "20/h"
@@ -76,11 +76,15 @@ def team(request):
 @never_cache
 @member_required(Action.MANAGE_MEMBERS)
 @require_POST
-@ratelimit(key="user", rate=INVITE_RATE, method="POST", block=False, group="team-invite")
 @recent_authentication_required(return_to="portal:team")
 def team_invite(request):
-    if getattr(request, "limited", False):
-        return ratelimited(request)
+    limited = over_limit(
+        request, group="team-invite", key=str(request.user.pk), rate=INVITE_RATE,
+        reason="You have sent too many invitations.",
+        back=reverse("portal:team"), back_label="Back to the team",
+    )  # fmt: skip
+    if limited:
+        return limited
     form = InvitationForm(request.POST, roles=roles_to_give(request.membership.role))
     if form.is_valid():
         try:

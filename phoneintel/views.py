@@ -5,6 +5,7 @@ import sys
 from django.shortcuts import render
 from django.template.defaultfilters import pluralize
 from django.views.decorators.csrf import csrf_exempt, requires_csrf_token
+from django_ratelimit.core import get_usage
 
 from phoneintel.envelope import error_response, is_api_path
 from phoneintel.errors import ApiError, ErrorCode, not_found, server_error, too_many_requests
@@ -68,6 +69,22 @@ def too_many_tries(request, *, reason: str, seconds: int, back: str, back_label:
     )
     response["Retry-After"] = str(seconds)
     return response
+
+
+def over_limit(
+    request, *, group: str, key: str, rate: str, reason: str, back: str, back_label: str
+):
+    """Counts one more try of `group` by `key` (an account's or a person's id) and, over
+    `rate`, answers the 429 page that says so (`too_many_tries`); None while within it."""
+    usage = get_usage(
+        request, group=group, key=lambda group, request: key, rate=rate, increment=True
+    )
+    if usage is None or not usage["should_limit"]:
+        return None
+    return too_many_tries(
+        request, reason=reason, seconds=max(1, usage["time_left"]), back=back,
+        back_label=back_label,
+    )  # fmt: skip
 
 
 def wait_in_words(seconds: int) -> str:

@@ -13,12 +13,11 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
-from django_ratelimit.core import get_usage
 
 from accounts.membership import member_required
 from accounts.reauth import recent_authentication_required
 from accounts.roles import Action
-from phoneintel.views import too_many_tries
+from phoneintel.views import over_limit
 from webhooks.forms import WebhookEndpointChangeForm, WebhookEndpointForm
 from webhooks.models import WebhookEndpoint
 from webhooks.selectors import account_endpoint, account_endpoints, endpoint_attempts
@@ -45,23 +44,12 @@ def _own_endpoint(request, endpoint_id: int) -> WebhookEndpoint:
     return endpoint
 
 
-def _over_account_limit(
-    request, account, *, group: str, rate: str, reason: str, back: str, back_label: str
-):
+def _over_account_limit(request, account, **limit):
     """Counts one more of an action for the account (every member, every browser) and,
-    over `rate`, answers the 429 page that says so; None while within it. Each test event
-    is a row no one may delete and up to a retry schedule of requests to the receiver, and
-    each endpoint added resolves a host the developer chose."""
-    usage = get_usage(
-        request, group=group, key=lambda group, request: str(account.pk), rate=rate,
-        increment=True,
-    )  # fmt: skip
-    if usage is None or not usage["should_limit"]:
-        return None
-    return too_many_tries(
-        request, reason=reason, seconds=max(1, usage["time_left"]), back=back,
-        back_label=back_label,
-    )  # fmt: skip
+    over its rate, answers the 429 page that says so. Each test event is a row no one may
+    delete and up to a retry schedule of requests to the receiver, and each endpoint added
+    resolves a host the developer chose."""
+    return over_limit(request, key=str(account.pk), **limit)
 
 
 def _list(request, account, *, form=None, status=200):

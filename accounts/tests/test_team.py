@@ -139,8 +139,14 @@ def test_a_revoked_or_expired_invitation_no_longer_works(owner_client, sent):
 
 def test_inviting_is_rate_limited(owner_client, sent):
     _account, owner = owner_client
-    statuses = [invite(owner, sent, f"p{n}@example.test")[0].status_code for n in range(21)]
-    assert statuses[:20] == [302] * 20 and statuses[20] == 429
+    answers = [invite(owner, sent, f"p{n}@example.test")[0] for n in range(21)]
+    assert [a.status_code for a in answers] == [302] * 20 + [429]
+    refused = answers[20]
+    page = refused.content.decode()
+    assert "You have sent too many invitations." in page
+    assert f'href="{reverse("portal:team")}"' in page and "Back to the team" in page
+    assert 60 < int(refused["Retry-After"]) <= 3600  # the hour's window, not a minute
+    assert not Invitation.objects.filter(email="p20@example.test").exists()
 
 
 def _member(account, email, role):
