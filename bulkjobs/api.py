@@ -47,6 +47,7 @@ from phoneintel.openapi import (
     envelope,
     error_responses,
     register_error_examples,
+    register_operation_codes,
     register_operation_only_codes,
 )
 from phoneintel.renderers import json_response, render_json
@@ -86,6 +87,11 @@ register_operation_only_codes(
         ErrorCode.BULK_JOB_EXPIRED: {"getBulkJobResults"},
     }
 )
+# The results answer 409 only while the job runs; an upload never waits on its key (racing
+# uploads of one key meet at the job's unique key), so its 409 is a conflict only.
+register_operation_codes("getBulkJobResults", {409: {ErrorCode.BULK_JOB_NOT_FINISHED}})
+register_operation_codes("createBulkJob", {409: {ErrorCode.IDEMPOTENCY_CONFLICT}})
+_JOB_404 = {404: "No such bulk job of this key's account and mode (or no such endpoint)."}
 
 # --- OpenAPI -----------------------------------------------------------------
 
@@ -317,7 +323,16 @@ class BulkJobsView(APIView):
         summary="Bulk job: upload a list of up to 100,000 numbers",
         description=UPLOAD_DESCRIPTION,
         tags=["Bulk jobs"],
-        parameters=[UploadQuery, idempotency_parameter(required=True)],
+        parameters=[
+            UploadQuery,
+            idempotency_parameter(
+                required=True,
+                kept=". The same key with the same file answers the same job as it stands"
+                " now (`Idempotent-Replayed: true`) and queues nothing more, for as long as"
+                " the job is kept (its results are deleted 24 hours after it finishes); with"
+                " another file, 409 `idempotency_conflict`.",
+            ),
+        ],
         request={
             files.CSV: {"type": "string", "description": "`phone[,country]` rows, a header."},
             files.NDJSON: {"type": "string", "description": 'One `{"phone"}` per line.'},
@@ -328,7 +343,14 @@ class BulkJobsView(APIView):
         }
         | {
             status: response
-            for status, response in error_responses(*AUTHENTICATED_ERROR_STATUSES, 409).items()
+            for status, response in error_responses(
+                *AUTHENTICATED_ERROR_STATUSES,
+                409,
+                descriptions={
+                    409: "The Idempotency-Key was used with another file"
+                    " (`idempotency_conflict`). Nothing is stored or charged."
+                },
+            ).items()
             if status != 413
         },
         examples=[
@@ -387,7 +409,8 @@ class BulkJobView(APIView):
         " mode, is 404. Free.",
         tags=["Bulk jobs"],
         parameters=[_JOB_ID_PARAMETER],
-        responses={200: BulkJobResponse} | error_responses(*AUTHENTICATED_ERROR_STATUSES),
+        responses={200: BulkJobResponse}
+        | error_responses(*AUTHENTICATED_ERROR_STATUSES, descriptions=_JOB_404),
         examples=[_example("Running", JOB_EXAMPLE)],
     )
     def get(self, request, job_id: str):
@@ -406,7 +429,8 @@ class BulkJobView(APIView):
         " nothing. Free.",
         tags=["Bulk jobs"],
         parameters=[_JOB_ID_PARAMETER],
-        responses={200: BulkJobResponse} | error_responses(*AUTHENTICATED_ERROR_STATUSES),
+        responses={200: BulkJobResponse}
+        | error_responses(*AUTHENTICATED_ERROR_STATUSES, descriptions=_JOB_404),
         examples=[
             _example(
                 "Canceled",
@@ -454,7 +478,16 @@ class BulkJobResultsView(APIView):
             ),
             (200, files.CSV): OpenApiResponse({"type": "string"}, description="The results."),
         }
-        | error_responses(*AUTHENTICATED_ERROR_STATUSES, 409, 410),
+        | error_responses(
+            *AUTHENTICATED_ERROR_STATUSES,
+            409,
+            410,
+            descriptions=_JOB_404
+            | {
+                409: "The job has not finished (`bulk_job_not_finished`): ask again after"
+                " `Retry-After` seconds."
+            },
+        ),
         examples=[
             OpenApiExample(
                 "NDJSON",

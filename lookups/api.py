@@ -38,16 +38,21 @@ from phoneintel.openapi import (
 from phoneintel.renderers import json_response
 
 
-def idempotency_parameter(*, required: bool) -> OpenApiParameter:
+def idempotency_parameter(*, required: bool, kept: str | None = None) -> OpenApiParameter:
+    """The Idempotency-Key header; `kept` says what a retry gets where it is not the first
+    answer, kept 24 hours."""
+    kept = kept or (
+        " and kept 24 hours. A retry with the same key and the same request gets the first"
+        " answer back unchanged (`Idempotent-Replayed: true`) and is not charged again."
+        + ("" if required else " Optional here; required on bulk lookups.")
+    )
     return OpenApiParameter(
         HEADER,
         OpenApiTypes.STR,
         location=OpenApiParameter.HEADER,
         required=required,
         description="8 to 128 visible ASCII characters (a UUID works), scoped to your API key"
-        " and kept 24 hours. A retry with the same key and the same request gets the first"
-        " answer back unchanged (`Idempotent-Replayed: true`) and is not charged again."
-        + ("" if required else " Optional here; required on bulk lookups."),
+        + kept,
         pattern=r"^[\x21-\x7e]{8,128}$",
     )
 

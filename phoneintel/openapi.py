@@ -83,6 +83,34 @@ def register_operation_only_codes(codes: dict[ErrorCode, set[str]]) -> None:
     _OPERATION_ONLY_CODES.update({code: frozenset(ids) for code, ids in codes.items()})
 
 
+# An operation that answers a status with fewer of its codes: (operationId, status) -> codes.
+_OPERATION_CODES: dict[tuple[str, int], frozenset[ErrorCode]] = {}
+
+
+def register_operation_codes(operation_id: str, codes: dict[int, set[ErrorCode]]) -> None:
+    """The codes `operation_id` answers for each of these statuses: its examples and its
+    `Retry-After` header say only theirs."""
+    for status, answered in codes.items():
+        _OPERATION_CODES[(operation_id, status)] = frozenset(answered)
+
+
+# The codes whose answer always carries `Retry-After` (`ApiError.retry_later`) at a status
+# that otherwise has none.
+_WAIT_CODES = (ErrorCode.IDEMPOTENCY_IN_PROGRESS, ErrorCode.BULK_JOB_NOT_FINISHED)
+
+
+def _operation_codes(operation: dict, status: int) -> list[ErrorCode]:
+    """The codes the operation can answer with `status`, in the status's order."""
+    operation_id = operation.get("operationId")
+    answered = _OPERATION_CODES.get((operation_id, status))
+    return [
+        code
+        for code in CODES_BY_STATUS[status]
+        if (answered is None or code in answered)
+        and (code not in _OPERATION_ONLY_CODES or operation_id in _OPERATION_ONLY_CODES[code])
+    ]
+
+
 register_error_examples(
     {
         ErrorCode.INVALID_JSON: invalid_json,
@@ -167,10 +195,14 @@ def error_example_value(code: ErrorCode) -> dict:
     return {"error": body}
 
 
-def error_responses(*statuses: int) -> dict[int, OpenApiResponse]:
-    """The operation's error statuses; `complete_contract` adds each code's example."""
+def error_responses(
+    *statuses: int, descriptions: dict[int, str] | None = None
+) -> dict[int, OpenApiResponse]:
+    """The operation's error statuses, described as `descriptions` says where an operation
+    answers one its own way; `complete_contract` adds each code's example."""
+    descriptions = ERROR_DESCRIPTIONS | (descriptions or {})
     return {
-        status: OpenApiResponse(ErrorEnvelope, description=ERROR_DESCRIPTIONS[status])
+        status: OpenApiResponse(ErrorEnvelope, description=descriptions[status])
         for status in statuses
     }
 
@@ -190,10 +222,6 @@ REQUEST_ID_HEADER = {
 RETRY_AFTER_HEADER = {
     "description": "Seconds to wait before retrying.",
     "required": True,
-    "schema": {"type": "integer", "minimum": 1},
-}
-RETRY_AFTER_IN_PROGRESS_HEADER = {
-    "description": "With `idempotency_in_progress` only: seconds to wait before retrying.",
     "schema": {"type": "integer", "minimum": 1},
 }
 WWW_AUTHENTICATE_HEADER = {
@@ -278,9 +306,7 @@ def _complete_error_responses(operation: dict, authenticated: bool) -> None:
         media["schema"] = {"$ref": SCHEMAS_REF + _error_component(status)}
         media["examples"] = {
             code.value: {"value": error_example_value(code), "summary": code.value}
-            for code in CODES_BY_STATUS[status]
-            if operation.get("operationId") in _OPERATION_ONLY_CODES.get(code, (None,))
-            or code not in _OPERATION_ONLY_CODES
+            for code in _operation_codes(operation, status)
         }
     operation["responses"] = dict(sorted(responses.items()))
 
@@ -296,7 +322,16 @@ def _add_response_headers(operation: dict, authenticated: bool) -> None:
         if status in ("429", "503"):
             headers["Retry-After"] = RETRY_AFTER_HEADER
         if status == "409":
-            headers["Retry-After"] = RETRY_AFTER_IN_PROGRESS_HEADER
+            codes = _operation_codes(operation, 409)
+            waits = [f"`{code.value}`" for code in codes if code in _WAIT_CODES]
+            if waits and len(waits) == len(codes):
+                headers["Retry-After"] = RETRY_AFTER_HEADER
+            elif waits:
+                headers["Retry-After"] = RETRY_AFTER_HEADER | {
+                    "description": f"With {', '.join(waits)} only: seconds to wait before"
+                    " retrying.",
+                    "required": False,
+                }
         if status == "401":
             headers["WWW-Authenticate"] = WWW_AUTHENTICATE_HEADER
 

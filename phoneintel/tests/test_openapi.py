@@ -92,6 +92,29 @@ def test_idempotency_key_is_optional_on_lookups_and_required_on_bulk(document):
         assert parameter.get("required", False) == (path == "/v1/data/bulk-lookups")
 
 
+def test_a_409_shows_the_codes_its_operation_answers_and_their_retry_after(document):
+    def conflict(path: str, method: str) -> tuple[set[str], dict | None, str]:
+        response = document["paths"][path][method]["responses"]["409"]
+        examples = set(response["content"]["application/json"]["examples"])
+        return examples, response["headers"].get("Retry-After"), response["description"]
+
+    examples, retry_after, _ = conflict("/v1/data/phone-lookups", "post")
+    assert examples == {"idempotency_in_progress", "idempotency_conflict"}
+    assert (
+        not retry_after.get("required")
+        and "`idempotency_in_progress` only" in retry_after["description"]
+    )
+    examples, retry_after, described = conflict("/v1/data/bulk-jobs/{job_id}/results", "get")
+    assert examples == {"bulk_job_not_finished"} and retry_after["required"] is True
+    assert "Idempotency-Key" not in described
+    examples, retry_after, described = conflict("/v1/data/bulk-jobs", "post")
+    assert examples == {"idempotency_conflict"} and retry_after is None
+    assert "another file" in described
+    for method in ("get", "delete"):
+        missing = document["paths"]["/v1/data/bulk-jobs/{job_id}"][method]["responses"]["404"]
+        assert missing["description"].startswith("No such bulk job")
+
+
 def test_each_error_status_allows_exactly_its_codes(contract, document):
     schemas = document["components"]["schemas"]
     assert schemas["ErrorCodeEnum"]["enum"] == [c.value for c in API_ERROR_CODES]

@@ -3311,7 +3311,7 @@ export interface operations {
                 product: "phone-lookup" | "phone-risk" | "carrier-lookup" | "reverse-phone-lookup" | "phone-exposure";
             };
             header: {
-                /** @description 8 to 128 visible ASCII characters (a UUID works), scoped to your API key and kept 24 hours. A retry with the same key and the same request gets the first answer back unchanged (`Idempotent-Replayed: true`) and is not charged again. */
+                /** @description 8 to 128 visible ASCII characters (a UUID works), scoped to your API key. The same key with the same file answers the same job as it stands now (`Idempotent-Replayed: true`) and queues nothing more, for as long as the job is kept (its results are deleted 24 hours after it finishes); with another file, 409 `idempotency_conflict`. */
                 "Idempotency-Key": string;
             };
             path?: never;
@@ -3410,7 +3410,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope405"];
                 };
             };
-            /** @description The Idempotency-Key is in use by a request still running (`idempotency_in_progress`, with `Retry-After`), or by a different request (`idempotency_conflict`). Nothing is charged. */
+            /** @description The Idempotency-Key was used with another file (`idempotency_conflict`). Nothing is stored or charged. */
             409: {
                 headers: {
                     /** @description Identifier of this request; equals `requestId` in the body. */
@@ -3419,8 +3419,6 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
                     RateLimit?: string;
-                    /** @description With `idempotency_in_progress` only: seconds to wait before retrying. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3569,7 +3567,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope403"];
                 };
             };
-            /** @description No such endpoint. */
+            /** @description No such bulk job of this key's account and mode (or no such endpoint). */
             404: {
                 headers: {
                     /** @description Identifier of this request; equals `requestId` in the body. */
@@ -3741,7 +3739,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope403"];
                 };
             };
-            /** @description No such endpoint. */
+            /** @description No such bulk job of this key's account and mode (or no such endpoint). */
             404: {
                 headers: {
                     /** @description Identifier of this request; equals `requestId` in the body. */
@@ -3918,7 +3916,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope403"];
                 };
             };
-            /** @description No such endpoint. */
+            /** @description No such bulk job of this key's account and mode (or no such endpoint). */
             404: {
                 headers: {
                     /** @description Identifier of this request; equals `requestId` in the body. */
@@ -3948,7 +3946,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope405"];
                 };
             };
-            /** @description The Idempotency-Key is in use by a request still running (`idempotency_in_progress`, with `Retry-After`), or by a different request (`idempotency_conflict`). Nothing is charged. */
+            /** @description The job has not finished (`bulk_job_not_finished`): ask again after `Retry-After` seconds. */
             409: {
                 headers: {
                     /** @description Identifier of this request; equals `requestId` in the body. */
@@ -3957,8 +3955,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
                     RateLimit?: string;
-                    /** @description With `idempotency_in_progress` only: seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {

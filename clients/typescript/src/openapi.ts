@@ -3312,7 +3312,7 @@ export interface operations {
                 product: "phone-lookup" | "phone-risk" | "carrier-lookup" | "reverse-phone-lookup" | "phone-exposure";
             };
             header: {
-                /** @description 8 to 128 visible ASCII characters (a UUID works), scoped to your API key and kept 24 hours. A retry with the same key and the same request gets the first answer back unchanged (`Idempotent-Replayed: true`) and is not charged again. */
+                /** @description 8 to 128 visible ASCII characters (a UUID works), scoped to your API key. The same key with the same file answers the same job as it stands now (`Idempotent-Replayed: true`) and queues nothing more, for as long as the job is kept (its results are deleted 24 hours after it finishes); with another file, 409 `idempotency_conflict`. */
                 "Idempotency-Key": string;
             };
             path?: never;
@@ -3411,7 +3411,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope405"];
                 };
             };
-            /** @description The Idempotency-Key is in use by a request still running (`idempotency_in_progress`, with `Retry-After`), or by a different request (`idempotency_conflict`). Nothing is charged. */
+            /** @description The Idempotency-Key was used with another file (`idempotency_conflict`). Nothing is stored or charged. */
             409: {
                 headers: {
                     /** @description Identifier of this request; equals `requestId` in the body. */
@@ -3420,8 +3420,6 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
                     RateLimit?: string;
-                    /** @description With `idempotency_in_progress` only: seconds to wait before retrying. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3570,7 +3568,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope403"];
                 };
             };
-            /** @description No such endpoint. */
+            /** @description No such bulk job of this key's account and mode (or no such endpoint). */
             404: {
                 headers: {
                     /** @description Identifier of this request; equals `requestId` in the body. */
@@ -3742,7 +3740,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope403"];
                 };
             };
-            /** @description No such endpoint. */
+            /** @description No such bulk job of this key's account and mode (or no such endpoint). */
             404: {
                 headers: {
                     /** @description Identifier of this request; equals `requestId` in the body. */
@@ -3919,7 +3917,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope403"];
                 };
             };
-            /** @description No such endpoint. */
+            /** @description No such bulk job of this key's account and mode (or no such endpoint). */
             404: {
                 headers: {
                     /** @description Identifier of this request; equals `requestId` in the body. */
@@ -3949,7 +3947,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope405"];
                 };
             };
-            /** @description The Idempotency-Key is in use by a request still running (`idempotency_in_progress`, with `Retry-After`), or by a different request (`idempotency_conflict`). Nothing is charged. */
+            /** @description The job has not finished (`bulk_job_not_finished`): ask again after `Retry-After` seconds. */
             409: {
                 headers: {
                     /** @description Identifier of this request; equals `requestId` in the body. */
@@ -3958,8 +3956,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests left and seconds to the window end, e.g. `"default";r=599;t=42`. */
                     RateLimit?: string;
-                    /** @description With `idempotency_in_progress` only: seconds to wait before retrying. */
-                    "Retry-After"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
