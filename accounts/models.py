@@ -108,13 +108,17 @@ class Account(models.Model):
 
     @cached_property
     def owner(self) -> "User | None":
-        """The first of the account's owners: whom its notices (quota alerts, expiring
-        keys, access decisions) and staff tooling (`apikey create --email`) name."""
-        return (
-            User.objects.filter(memberships__account=self, memberships__role=Role.OWNER)
-            .order_by("memberships__created_at", "memberships__pk")
-            .first()
-        )
+        """The first of the account's owners (`Membership.objects.first_owners`)."""
+        first = Membership.objects.filter(account=self).first_owners().select_related("user")
+        membership = first.first()
+        return membership.user if membership else None
+
+
+class MembershipQuerySet(models.QuerySet):
+    def first_owners(self):
+        """Owners, the first first: the first owner is whom an account's notices (quota
+        alerts, expiring keys, access decisions) and staff tooling name."""
+        return self.filter(role=Role.OWNER).order_by("created_at", "pk")
 
 
 class Membership(models.Model):
@@ -126,6 +130,8 @@ class Membership(models.Model):
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=16, choices=Role.choices)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    objects = MembershipQuerySet.as_manager()
 
     class Meta:
         constraints = [

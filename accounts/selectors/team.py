@@ -91,20 +91,12 @@ def account_owned_by_email(*, email: str) -> Account | None:
 
 def account_owner_email(*, account_id: int) -> str:
     """Where the account's notices go: its first owner's address (`Account.owner`)."""
-    return (
-        User.objects.filter(memberships__account_id=account_id, memberships__role=Role.OWNER)
-        .order_by("memberships__created_at", "memberships__pk")
-        .values_list("email", flat=True)
-        .first()
-        or ""
-    )
+    owners = Membership.objects.filter(account_id=account_id).first_owners()
+    return owners.values_list("user__email", flat=True).first() or ""
 
 
 def owner_email_of(account_ref: str) -> Subquery:
     """An annotation: the first owner's address of the account `account_ref` (a field path
     to an account, `"account"` from a key) names. The admin's lists show it in one query."""
-    return Subquery(
-        Membership.objects.filter(account=OuterRef(account_ref), role=Role.OWNER)
-        .order_by("created_at", "pk")
-        .values("user__email")[:1]
-    )
+    owners = Membership.objects.filter(account=OuterRef(account_ref)).first_owners()
+    return Subquery(owners.values("user__email")[:1])
