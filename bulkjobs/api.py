@@ -39,7 +39,7 @@ from lookups.api import idempotency_parameter
 from lookups.bulk import BULK_SLUG
 from lookups.idempotency import idempotency_key
 from lookups.products import PRODUCTS
-from phoneintel.envelope import success_body
+from phoneintel.envelope import success
 from phoneintel.errors import ApiError, ErrorCode
 from phoneintel.openapi import (
     AUTHENTICATED_ERROR_STATUSES,
@@ -50,7 +50,7 @@ from phoneintel.openapi import (
     register_operation_codes,
     register_operation_only_codes,
 )
-from phoneintel.renderers import json_response, render_json
+from phoneintel.query import checked_query
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
@@ -241,33 +241,21 @@ class UploadQuery(serializers.Serializer):
     )
 
 
-def checked_query(params, serializer_class) -> dict:
-    """The validated query; 422 naming the first parameter unknown, repeated or invalid."""
-    allowed = serializer_class().fields
-    for name in params:
-        if name not in allowed:
-            raise ApiError.validation(
-                name, "unknown_parameter", f"Unknown query parameter; use {', '.join(allowed)}."
-            )
-        if len(params.getlist(name)) > 1:
-            raise ApiError.validation(name, "repeated_parameter", "Give this parameter once.")
-    query = serializer_class(data=params.dict())
-    if not query.is_valid():
-        name, [problem, *_] = next(iter(query.errors.items()))
-        raise ApiError.validation(name, problem.code, str(problem))
-    return query.validated_data
-
-
 def _answer(request, job: BulkJob, *, status: int = 200):
+    return _success(request, job_payload(job), status=status)
+
+
+def _success(request, data, *, status: int = 200):
+    """Free answers to the key: no unit charged, the month as the key's read found it."""
     api_key = request.auth
-    body = success_body(
-        request.request_id,
-        job_payload(job),
+    return success(
+        request,
+        data,
         units_charged=0,
         usage=api_key.month_usage.as_meta(),
         mode=api_key.mode,
+        status=status,
     )
-    return json_response(render_json(body), status=status)
 
 
 class BulkJobsView(APIView):
@@ -309,14 +297,7 @@ class BulkJobsView(APIView):
             starting_after=query.get("startingAfter"),
         )
         data = {"items": [job_payload(job) for job in page.items], "hasMore": page.has_more}
-        body = success_body(
-            request.request_id,
-            data,
-            units_charged=0,
-            usage=api_key.month_usage.as_meta(),
-            mode=api_key.mode,
-        )
-        return json_response(render_json(body))
+        return _success(request, data)
 
     @extend_schema(
         operation_id="createBulkJob",

@@ -18,8 +18,8 @@ from events.openapi import EVENT_ID_PATTERN, SCHEMAS_REF, event_example
 from events.selectors import events_page
 from events.types import KEY_CREATED, QUOTA_THRESHOLD_REACHED, event_type_names
 from phoneintel.envelope import success
-from phoneintel.errors import ApiError
 from phoneintel.openapi import AUTHENTICATED_ERROR_STATUSES, envelope, error_responses
+from phoneintel.query import checked_query
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
@@ -42,24 +42,6 @@ class EventsQuery(serializers.Serializer):
         " the events older than it.",
         error_messages={"invalid": "Give the id of an event, `evt_` and 26 characters."},
     )
-
-
-def events_query(params) -> dict:
-    """The validated query; a 422 `validation_error` naming the first parameter that is
-    unknown, repeated or not valid."""
-    allowed = EventsQuery().fields
-    for name in params:
-        if name not in allowed:
-            raise ApiError.validation(
-                name, "unknown_parameter", f"Unknown query parameter; use {', '.join(allowed)}."
-            )
-        if len(params.getlist(name)) > 1:
-            raise ApiError.validation(name, "repeated_parameter", "Give this parameter once.")
-    query = EventsQuery(data=params.dict())
-    if not query.is_valid():
-        name, [problem, *_] = next(iter(query.errors.items()))
-        raise ApiError.validation(name, problem.code, str(problem))
-    return query.validated_data
 
 
 @extend_schema_field(
@@ -129,7 +111,7 @@ class EventsView(APIView):
     )
     def get(self, request):
         api_key = request.auth
-        query = events_query(request.query_params)
+        query = checked_query(request.query_params, EventsQuery)
         page = events_page(
             account_id=api_key.account_id,
             mode=api_key.mode,

@@ -45,15 +45,17 @@ def success(
     units_charged: int | None = None,
     usage: dict | None = None,
     mode: str | None = None,
+    status: int = 200,
 ):
-    """A 200 in the success envelope, rendered here: for a JSON-only API, DRF's content
-    negotiation and rendering of a `Response` would add work and nothing else."""
+    """A 200 (or `status`) in the success envelope, rendered here: for a JSON-only API, DRF's
+    content negotiation and rendering of a `Response` would add work and nothing else."""
     return json_response(
         render_json(
             success_body(
                 request.request_id, data, units_charged=units_charged, usage=usage, mode=mode
             )
-        )
+        ),
+        status=status,
     )
 
 
