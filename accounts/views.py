@@ -133,11 +133,9 @@ def _own_key(account: Account, key_id: int) -> ApiKey:
     return key
 
 
-def _key_modes(account: Account | None) -> list[str]:
+def _key_modes(account: Account) -> list[str]:
     """The modes of key the developer may create, live first: the form's default is the
     first (live for an approved developer, test for one whose request is pending)."""
-    if account is None:
-        return []
     return [
         mode
         for mode in (ApiKey.Mode.LIVE, ApiKey.Mode.TEST)
@@ -149,7 +147,7 @@ def _dashboard(request, account, *, form=None, refusal=None, status=200):
     modes = _key_modes(account)
     context = {
         "developer": account,
-        "keys": account_keys(account=account, now=timezone.now()) if account else [],
+        "keys": account_keys(account=account, now=timezone.now()),
         "form": form or KeyCreateForm(modes=modes),
         "key_modes": modes,
         "refusal": refusal,
@@ -375,7 +373,7 @@ def request_log(request):
 @member_required(Action.VIEW_USAGE)
 def quickstart(request):
     account = request.account
-    rows = account_keys(account=account, now=timezone.now()) if account else []
+    rows = account_keys(account=account, now=timezone.now())
     live = [row.key for row in rows if row.status == ApiKey.Status.ACTIVE]
     return render(
         request,

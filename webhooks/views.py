@@ -55,7 +55,7 @@ def _over_account_limit(request, account, **limit):
 def _list(request, account, *, form=None, status=200):
     context = {
         "developer": account,
-        "endpoints": account_endpoints(account=account) if account else [],
+        "endpoints": account_endpoints(account=account),
         "form": form or WebhookEndpointForm(),
     }
     return render(request, "webhooks/list.html", context, status=status)
