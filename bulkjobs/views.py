@@ -141,6 +141,8 @@ def _own_job(request, job_id: str) -> BulkJob:
 @member_required(Action.VIEW_USAGE)
 @require_GET
 def bulk_job_results(request, job_id: str, format: str):
+    if format not in ("csv", "ndjson"):
+        raise Http404("Results come as .csv or .ndjson.")
     job = _own_job(request, job_id)
     if not _downloadable(job, timezone.now()):
         raise Http404("These results are not there (not finished, deleted or expired).")

@@ -233,6 +233,10 @@ def test_a_viewer_sees_key_prefixes_and_no_form_to_change_them(team):
     refused = client.get(reverse("webhooks:secret", args=[fixtures.endpoint_id]))
     assert refused.status_code == 403 and b"whsec_" not in refused.content
     assert "add or change webhook endpoints" in refused.content.decode()
+    csv = client.get(reverse("bulkjobs:results", args=[fixtures.job_id, "csv"]))
+    assert csv.status_code == 200 and csv["Content-Type"].startswith("text/csv")
+    other = client.get(reverse("bulkjobs:results", args=[fixtures.job_id, "xlsx"]))
+    assert other.status_code == 404
     jobs = client.get(reverse("bulkjobs:list")).content.decode()
     assert fixtures.job_id in jobs and "CSV" in jobs
     assert "Upload and queue" not in jobs and "Delete data" not in jobs
