@@ -240,3 +240,4 @@ def test_a_viewer_sees_key_prefixes_and_no_form_to_change_them(team):
     jobs = client.get(reverse("bulkjobs:list")).content.decode()
     assert fixtures.job_id in jobs and "CSV" in jobs
     assert "Upload and queue" not in jobs and "Delete data" not in jobs
+    assert "an owner, an admin or a developer of the account can" in jobs
