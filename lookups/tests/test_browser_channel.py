@@ -11,6 +11,7 @@ from django.apps import apps
 from django.db import connection
 from django.test import Client
 from django.utils import timezone
+from playwright.sync_api import expect
 
 from conftest import SCREENSHOTS
 from lookups.management.commands.seed_demo import seed_demo_data
@@ -111,8 +112,9 @@ def test_each_checker_shows_its_result_from_an_encrypted_envelope(
         page.goto(f"{live_server.url}/")
         page.get_by_role("link", name="Check a number").click()
         page.get_by_role("link", name=link, exact=True).click()
-        assert page.url == f"{live_server.url}/checkers/{product}/"
-        assert page.title() == f"Check a number: {link} · phoneintel"
+        # The URL changes when the navigation commits, the title once the page is read.
+        page.wait_for_url(f"{live_server.url}/checkers/{product}/")
+        expect(page).to_have_title(f"Check a number: {link} · phoneintel")
         page.get_by_label("Phone number").fill(phone)
         page.get_by_label("Country (optional)").fill(country)
         with page.expect_response(lambda r: r.url.endswith("/checks")) as answer:
